@@ -1,0 +1,33 @@
+# Two commands do all the set-up: `make serve` and `make test`. Both create .venv on
+# first use and install the pinned versions from constraints.txt.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: serve test build record check clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed: run make PYTHON=python3.11 ...")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[lesson,docs,test]'
+	@touch $(STAMP)
+
+serve: $(STAMP)  ## preview the site on http://127.0.0.1:8000, rebuilding on every save
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
+test: $(STAMP)  ## the whole suite: pages, claims, recordings, recorder, site build
+	$(BIN)/python -m pytest
+
+build: $(STAMP)  ## the site into site/, failing on any warning
+	$(BIN)/mkdocs build --strict
+
+record: $(STAMP)  ## record what is missing or stale on this machine
+	$(BIN)/python scripts/record_runs.py
+
+check: $(STAMP)  ## list missing, stale and failed recordings without running anything
+	$(BIN)/python scripts/record_runs.py --check
+
+clean:
+	rm -rf site .pytest_cache

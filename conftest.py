@@ -1,0 +1,16 @@
+"""pytest asks this file about docs/: Sybil turns every page into tests.
+
+``/// recorded`` blocks check their snippet's claims live and in every recording;
+```python fences with ``>>>`` run as doctests; ``<!-- skip: next -->`` skips one.
+"""
+
+from sybil import Sybil
+from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
+
+from recorded.sybil_parser import RecordedParser
+
+pytest_collect_file = Sybil(
+    parsers=[RecordedParser(), PythonCodeBlockParser(), SkipParser()],
+    path="docs",
+    patterns=["*.md"],
+).pytest()

@@ -1,0 +1,14 @@
+#!/usr/bin/env python3
+"""Record what every snippet prints, per target. `python scripts/record_runs.py --help`."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# Runs on a bare GPU image without installing the project: the recorder is stdlib only.
+sys.path.insert(0, str(ROOT / "src"))
+
+from recorded.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main(root=ROOT))

@@ -1,0 +1,26 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["numpy"]
+# ///
+"""What 16 bits cannot hold: range and precision limits of float16, next to float32."""
+
+import numpy as np
+
+# float32 keeps about 7 significant digits: a change of 1e-8 to 1.0 is lost.
+one = np.float32(1.0)
+print("float32: 1 + 1e-8 == 1:", one + np.float32(1e-8) == one)
+
+# float16 keeps about 3: near 1000 its steps are 0.5 apart, so 1000.3 rounds to 1000.5.
+print("float16: 1000 + 0.3 =", float(np.float16(1000.0) + np.float16(0.3)))
+
+# numpy prints this maximum as 6.55e+04; as an integer it is exactly 65504.
+print("float16 max:", int(np.finfo(np.float16).max))
+
+# Anything above the maximum overflows to infinity. numpy warns about the overflow;
+# here it is the point of the example, so the warning is silenced.
+with np.errstate(over="ignore"):
+    print("float16(70000) =", np.float16(70000.0))
+
+f32_bytes = np.dtype(np.float32).itemsize
+f16_bytes = np.dtype(np.float16).itemsize
+print(f"bytes per value: float32 = {f32_bytes}, float16 = {f16_bytes}")

@@ -1,0 +1,51 @@
+"""Words for machines and recordings, shared by the pages, the recordings table and the notebook."""
+
+from __future__ import annotations
+
+from .store import Recording
+
+_FEATURE_NAMES = {
+    "amx_bf16": "AMX-BF16", "avx512_bf16": "AVX-512 BF16", "avx512_fp16": "AVX-512 FP16",
+    "avx512f": "AVX-512", "avx2": "AVX2", "sve": "SVE", "bf16": "BF16", "asimdhp": "FP16 SIMD",
+}
+#: Only the features that change this lesson's results, most telling first.
+_TELLING = ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2", "bf16", "sve", "asimdhp")
+
+
+def cpu(machine: dict) -> str:
+    c = machine.get("cpu") or {}
+    feats = [_FEATURE_NAMES[f] for f in _TELLING if f in c.get("features", [])][:3]
+    text = c.get("model") or "unknown CPU"
+    if feats:
+        text += f" ({', '.join(feats)})"
+    if c.get("cores"):
+        text += f", {c['cores']} cores"
+    return text
+
+
+def gpu(machine: dict) -> str | None:
+    g = machine.get("gpu")
+    if not g:
+        return None
+    bits = [f"compute {g['capability']}", f"{g['memory_gib']:g} GiB"]
+    if g.get("driver"):
+        bits.append(f"driver {g['driver']}")
+    if g.get("cuda"):
+        bits.append(f"CUDA {g['cuda']}")
+    return f"{g['name']} ({', '.join(bits)})"
+
+
+def machine(m: dict) -> str:
+    g = gpu(m)
+    return f"{g} with {cpu(m)}" if g else cpu(m)
+
+
+def provenance(rec: Recording) -> str:
+    """One line: when, on what, with which versions, how long."""
+    m = rec.machine
+    parts = [f"Recorded {rec.recorded_at[:10]} on {machine(m)}", f"Python {m.get('python')}"]
+    for lib in ("torch", "numpy"):
+        if m.get(lib):
+            parts.append(f"{lib} {m[lib]}")
+    parts.append(f"{rec.duration_s:.1f} s")
+    return " · ".join(parts)

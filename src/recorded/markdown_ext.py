@@ -1,0 +1,236 @@
+"""A Python-Markdown extension that renders ``/// recorded | snippet`` blocks.
+
+Each block becomes the snippet's code (titled with its path, metadata header hidden)
+followed by one tab per target: the recorded output with the claimed lines
+highlighted and a provenance line, or a plain statement of why there is none.
+It reads recordings and never runs a snippet. Problems are logged as warnings on the
+``mkdocs`` logger, which ``mkdocs build --strict`` turns into a failed build, and are
+shown in the page as well.
+
+It is a Markdown extension rather than an MkDocs hook so that Zensical, which reads the
+same mkdocs.yml but not MkDocs hooks, renders the pages the same way.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import logging
+import xml.etree.ElementTree as etree
+from pathlib import Path
+
+from markdown import Markdown
+from markdown.preprocessors import Preprocessor
+from markdown.treeprocessors import Treeprocessor
+from pymdownx.blocks import BlocksExtension
+from pymdownx.blocks.block import Block
+from pymdownx.highlight import Highlight
+
+from . import blocks, claims, describe
+from .snippets import TARGETS, Snippet, SnippetError, load
+from .store import State, Store, record_command
+
+log = logging.getLogger("mkdocs.extensions.recorded")
+
+TAB_LABELS = {"cpu": "CPU", "cuda": "CUDA"}
+class _Page:
+    """What the extension knows about the page being converted."""
+
+    def __init__(self, md: Markdown):
+        self.md = md
+        self.headers: list[tuple[int, str]] = []
+        self.seen = 0
+
+    @property
+    def name(self) -> str:
+        # MkDocs registers the page's file on this treeprocessor; other hosts may not.
+        relpath = self.md.treeprocessors["relpath"] if "relpath" in self.md.treeprocessors else None
+        file = getattr(relpath, "file", None)
+        return getattr(file, "src_uri", None) or "(page)"
+
+    def where(self, index: int) -> str:
+        line = self.headers[index][0] if index < len(self.headers) else "?"
+        return f"{self.name}:{line}"
+
+
+class _FindHeaders(Preprocessor):
+    def __init__(self, md: Markdown, page: _Page):
+        super().__init__(md)
+        self.page = page
+
+    def run(self, lines: list[str]) -> list[str]:
+        self.page.headers, self.page.seen = blocks.headers(lines), 0
+        return lines
+
+
+class _CheckAllRead(Treeprocessor):
+    """pymdownx.blocks skips a block it cannot parse without a word: say so."""
+
+    def __init__(self, md: Markdown, page: _Page):
+        super().__init__(md)
+        self.page = page
+
+    def run(self, root: etree.Element) -> None:
+        for line, argument in self.page.headers[self.page.seen:]:
+            log.warning(
+                f"{self.page.name}:{line}: `/// recorded | {argument}` was not read as a block. "
+                "Write its claims unindented between the header and the closing `///` line, "
+                "with nothing after the snippet path on the header."
+            )
+
+
+class RecordedBlock(Block):
+    NAME = blocks.NAME
+    ARGUMENT = None  # checked in on_end, so a missing path gets a message, not silence
+
+    def on_markdown(self) -> str:
+        return "raw"
+
+    def on_create(self, parent: etree.Element) -> etree.Element:
+        return etree.SubElement(parent, "div", {"class": "recorded"})
+
+    def on_end(self, block: etree.Element) -> None:
+        page: _Page = self.config["page"]
+        index, page.seen = page.seen, page.seen + 1
+        body, block.text = str(block.text or ""), None
+        for child in list(block):
+            block.remove(child)
+        try:
+            spec = blocks.parse(self.argument, body)
+            snippet = load(self.config["store"].snippets_dir, spec.snippet)
+            markup = self.render(spec, snippet, page.where(index))
+        except (blocks.BlockError, SnippetError) as exc:
+            message = f"{page.where(index)}: recorded block: {exc}"
+            log.warning(message)
+            markup = _admonition("failure", "This block could not be shown", html.escape(message))
+        block.text = self.md.htmlStash.store(markup)
+
+    # -- rendering ---------------------------------------------------------------------
+
+    def render(self, spec: blocks.Block, snippet: Snippet, where: str) -> str:
+        store: Store = self.config["store"]
+        count = self.tracker.setdefault("count", 0)
+        self.tracker["count"] = count + 1
+        code = self.highlight(snippet.display_source(), "python", title=snippet.name)
+        tabs = []
+        for target in TARGETS:
+            state, rec, reason = store.state(snippet, target)
+            tabs.append((TAB_LABELS[target], self.tab(spec, snippet, target, state, rec, reason, where)))
+        return code + _tabbed(f"__recorded_{count}", tabs)
+
+    def tab(self, spec, snippet, target, state, rec, reason, where) -> str:
+        cmd = html.escape(record_command(snippet.name, target))
+        label = TAB_LABELS[target]
+        must_be_fresh = target == "cpu" or self.config["strict"]
+        if state is State.NOT_APPLICABLE:
+            return _admonition(
+                "note", f"Not applicable on {label}",
+                f"This snippet needs {html.escape(', '.join(sorted(snippet.requires)))}, "
+                f"so it is recorded on the {' and '.join(TAB_LABELS[t] for t in snippet.targets())} "
+                "target only.")
+        if state is State.MISSING:
+            if must_be_fresh:
+                log.warning(f"{where}: {snippet.name} has no {label} recording; run `{record_command(snippet.name, target)}`.")
+            return _admonition(
+                "info", f"Not recorded yet on {label}",
+                f"No {label} recording of this snippet exists yet. On a machine with "
+                f"{'an NVIDIA GPU' if target == 'cuda' else 'Python and the lesson packages'}, "
+                f"record it with <code>{cmd}</code>.")
+        if state is State.INVALID:
+            log.warning(f"{where}: {reason}")
+            return _admonition("failure", f"Unreadable {label} recording", html.escape(reason))
+        if state is State.STALE:
+            if must_be_fresh:
+                log.warning(f"{where}: the {label} recording of {snippet.name} is stale; run `{record_command(snippet.name, target)}`.")
+            return _admonition(
+                "warning", f"Stale {label} recording",
+                f"The snippet changed after it was recorded on {html.escape(describe.machine(rec.machine))}, "
+                f"so its old output is not shown. Re-record it with <code>{cmd}</code>.")
+        if state is State.FAILED:
+            if must_be_fresh:
+                log.warning(f"{where}: the {label} recording of {snippet.name} failed ({rec.status}); see its stderr.")
+            tail = "\n".join(rec.stderr[-15:]) or "(no error output)"
+            return _admonition(
+                "failure", f"The last {label} run failed",
+                f"It ended with status <code>{html.escape(rec.status)}</code> "
+                f"(exit code {html.escape(str(rec.exit_code))}). The end of its error output:"
+            ) + self.highlight(tail, "text") + _provenance(rec)
+        # Fresh: the output, with the lines this page relies on highlighted.
+        wanted = list(spec.claims_for(target))
+        found = claims.match(wanted, rec.stdout)
+        missing = [c for c, i in zip(wanted, found) if i is None]
+        if missing:
+            log.warning(f"{where}: the {label} recording of {snippet.name} does not print {missing!r}.")
+        hl = sorted({i + 1 for i in found if i is not None})
+        out = self.highlight("\n".join(rec.stdout) or "(printed nothing)", "text", hl_lines=hl)
+        if rec.stderr:
+            out += ("<details class=\"recorded-stderr\"><summary>It also wrote to stderr</summary>"
+                    + self.highlight("\n".join(rec.stderr), "text") + "</details>")
+        return out + _provenance(rec)
+
+    def highlight(self, src: str, language: str, title: str | None = None, hl_lines=None) -> str:
+        count = self.tracker.setdefault("code", 0)
+        self.tracker["code"] = count + 1
+        return _highlighter(self.md).highlight(
+            src, language, hl_lines=hl_lines or None, title=title, code_block_count=count
+        )
+
+
+def _provenance(rec) -> str:
+    return f'<p class="recorded-provenance">{html.escape(describe.provenance(rec))}</p>'
+
+
+def _admonition(kind: str, title: str, text: str) -> str:
+    return (f'<div class="admonition {kind}"><p class="admonition-title">{html.escape(title)}</p>'
+            f"<p>{text}</p></div>")
+
+
+def _tabbed(name: str, tabs: list[tuple[str, str]]) -> str:
+    """Material's content tabs, in pymdownx.tabbed's alternate markup."""
+    checked = ['checked="checked" '] + [""] * (len(tabs) - 1)
+    inputs = "".join(
+        f'<input {checked[i]}id="{name}_{i + 1}" name="{name}" type="radio" />' for i in range(len(tabs))
+    )
+    labels = "".join(f'<label for="{name}_{i + 1}">{html.escape(t)}</label>' for i, (t, _) in enumerate(tabs))
+    blocks_ = "".join(f'<div class="tabbed-block">{content}</div>' for _, content in tabs)
+    return (f'<div class="tabbed-set tabbed-alternate recorded-outputs" data-tabs="{name}:{len(tabs)}">'
+            f'{inputs}<div class="tabbed-labels">{labels}</div>'
+            f'<div class="tabbed-content">{blocks_}</div></div>')
+
+
+def _highlighter(md: Markdown) -> Highlight:
+    """pymdownx.highlight configured as the page's fences are, so the code looks the same."""
+    for ext in md.registeredExtensions:
+        if hasattr(ext, "get_pymdownx_highlight_settings"):
+            settings = ext.get_pymdownx_highlight_settings()
+            accepted = inspect.signature(Highlight).parameters
+            return Highlight(md, **{k: v for k, v in settings.items() if k in accepted and k != "md"})
+    return Highlight(md)
+
+
+class RecordedExtension(BlocksExtension):
+    def __init__(self, **kwargs):
+        self.config = {
+            "root": [".", "Project folder holding snippets/ and recordings/ (default: the current one)"],
+            "strict": [False, "Also warn about CUDA recordings that are missing, stale or failed"],
+        }
+        super().__init__(**kwargs)
+
+    def extendMarkdownBlocks(self, md: Markdown, block_mgr) -> None:
+        root = Path(self.getConfig("root")).resolve()
+        if not (root / "snippets").is_dir():
+            raise ValueError(f"recorded: no snippets/ folder in {root}; run from the project root "
+                             "or set the extension's root option.")
+        page = _Page(md)
+        md.preprocessors.register(_FindHeaders(md, page), "recorded_headers", 40)
+        md.treeprocessors.register(_CheckAllRead(md, page), "recorded_check", 1)
+        strict = self.getConfig("strict")
+        if isinstance(strict, str):  # from an environment variable via !ENV
+            strict = strict.strip().lower() in ("1", "true", "yes", "on")
+        block_mgr.register(RecordedBlock, {
+            "store": Store(root), "strict": bool(strict), "page": page,
+        })
+
+
+def makeExtension(**kwargs):  # noqa: N802 (the name Python-Markdown looks for)
+    return RecordedExtension(**kwargs)

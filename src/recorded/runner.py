@@ -1,0 +1,118 @@
+"""Run one snippet in a fresh interpreter and capture what it printed.
+
+Standard library only. Each run gets its own temporary working directory and a cold
+torch.compile cache, its own process group (so a timeout or Ctrl-C stops every child it
+started), and bounded output capture.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .snippets import Snippet
+
+#: Most bytes kept of each stream; the rest is counted and dropped.
+MAX_STREAM_BYTES = 1_000_000
+
+
+@dataclass
+class RunResult:
+    status: str  # ok, error or timeout
+    exit_code: int | None
+    stdout: list[str]
+    stderr: list[str]
+    duration_s: float
+
+
+def target_env(target: str, workdir: Path) -> dict[str, str]:
+    """The environment a snippet runs in for a target."""
+    env = dict(os.environ)
+    env.update(
+        PYTHONUNBUFFERED="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        MPLBACKEND="Agg",
+        # A fresh cache per run, so a first torch.compile call is timed cold.
+        TORCHINDUCTOR_CACHE_DIR=str(workdir / "torchinductor-cache"),
+        TRITON_CACHE_DIR=str(workdir / "triton-cache"),
+    )
+    if target == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""  # hide any GPU, so the CPU tab is the CPU's
+    return env
+
+
+class _Capture(threading.Thread):
+    """Drain a pipe into a bounded buffer so a chatty child can never block or flood us."""
+
+    def __init__(self, pipe):
+        super().__init__(daemon=True)
+        self.pipe, self.kept, self.dropped = pipe, bytearray(), 0
+
+    def run(self):
+        for chunk in iter(lambda: self.pipe.read(65536), b""):
+            room = MAX_STREAM_BYTES - len(self.kept)
+            self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - room)
+
+    def lines(self) -> list[str]:
+        lines = self.kept.decode("utf-8", errors="replace").splitlines()
+        if self.dropped:
+            lines.append(f"[recorder: output cut here, {self.dropped} more bytes not kept]")
+        return lines
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run(snippet: Snippet, target: str, timeout: float, python: str = sys.executable) -> RunResult:
+    with tempfile.TemporaryDirectory(prefix="record-runs-") as tmp:
+        workdir = Path(tmp)
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [python, str(snippet.path.resolve())],
+            cwd=workdir,
+            env=target_env(target, workdir),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: one signal reaches every child
+        )
+        out, err = _Capture(proc.stdout), _Capture(proc.stderr)
+        out.start(), err.start()
+        status = "ok"
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            status = "timeout"
+        finally:
+            # Also on success and on Ctrl-C: no child of the snippet outlives its run.
+            _kill_group(proc)
+            proc.wait()
+            # A grandchild holding the pipes open must not keep us here.
+            out.join(5), err.join(5)
+        duration = time.perf_counter() - start
+    code = proc.returncode
+    stderr = err.lines()
+    if status == "timeout":
+        code = None
+        stderr.append(f"[recorder: stopped after the {timeout:g} s timeout]")
+    elif code != 0:
+        status = "error"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = str(-code)
+            stderr.append(f"[recorder: killed by signal {name}]")
+    return RunResult(status, code, out.lines(), stderr, round(duration, 3))

@@ -1,0 +1,121 @@
+"""Snippets: discovery, their PEP 723 metadata, and the targets each one runs on.
+
+Standard library only: the recorder imports this on bare hardware runners.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+#: Recording targets, in the order their tabs appear.
+TARGETS = ("cpu", "cuda")
+#: The hardware each target offers. A snippet runs on a target that offers all it requires.
+PROVIDES = {"cpu": frozenset({"cpu"}), "cuda": frozenset({"cpu", "cuda"})}
+DEFAULT_TIMEOUT = 300.0
+
+# The reference expression from PEP 723 (inline script metadata).
+_METADATA = re.compile(
+    r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$\n?"
+)
+_TOOL_KEYS = {"requires", "timeout"}
+
+
+class SnippetError(ValueError):
+    """A snippet path or its metadata is not usable; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    name: str  #: path under snippets/, with forward slashes: ``making_it_fast/01_vectorise.py``
+    path: Path
+    requires: frozenset[str] = frozenset()
+    timeout: float | None = None
+
+    def runs_on(self, target: str) -> bool:
+        return self.requires <= PROVIDES[target]
+
+    def targets(self) -> tuple[str, ...]:
+        return tuple(t for t in TARGETS if self.runs_on(t))
+
+    def sha256(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    def display_source(self) -> str:
+        """The code as a reader should copy it: without the metadata header."""
+        return strip_metadata(self.path.read_text(encoding="utf-8"))
+
+
+def _metadata_blocks(source: str) -> list[re.Match[str]]:
+    return [m for m in _METADATA.finditer(source) if m.group("type") == "script"]
+
+
+def parse_metadata(source: str, where: str = "snippet") -> dict:
+    """The ``script`` metadata block as a dict, or {} when there is none."""
+    blocks = _metadata_blocks(source)
+    if len(blocks) > 1:
+        raise SnippetError(f"{where}: more than one '# /// script' block; keep one.")
+    if not blocks:
+        return {}
+    content = "".join(
+        line[2:] if line.startswith("# ") else line[1:]
+        for line in blocks[0].group("content").splitlines(keepends=True)
+    )
+    try:
+        return tomllib.loads(content)
+    except tomllib.TOMLDecodeError as exc:
+        raise SnippetError(f"{where}: the '# /// script' block is not valid TOML: {exc}") from None
+
+
+def strip_metadata(source: str) -> str:
+    for m in reversed(_metadata_blocks(source)):
+        source = source[: m.start()] + source[m.end() :]
+    return source.lstrip("\n")
+
+
+def load(snippets_dir: Path, name: str) -> Snippet:
+    """Load one snippet by its name under snippets_dir, refusing paths that leave it."""
+    pure = PurePosixPath(name.replace("\\", "/"))
+    if pure.is_absolute() or ".." in pure.parts or not pure.parts:
+        raise SnippetError(
+            f"{name!r}: name a file under snippets/ with a relative path, "
+            "such as 'making_it_fast/01_vectorise.py'."
+        )
+    if pure.suffix != ".py":
+        raise SnippetError(f"{name!r}: snippets are Python files ending in .py.")
+    path = snippets_dir.joinpath(*pure.parts)
+    if not path.is_file():
+        raise SnippetError(f"{name!r}: no such snippet in {snippets_dir}.")
+    meta = parse_metadata(path.read_text(encoding="utf-8"), where=str(pure))
+    tool = meta.get("tool", {}).get("record-runs", {})
+    unknown = set(tool) - _TOOL_KEYS
+    if unknown:
+        raise SnippetError(
+            f"{pure}: unknown key(s) {sorted(unknown)} under [tool.record-runs]; "
+            f"known keys are {sorted(_TOOL_KEYS)}."
+        )
+    requires = tool.get("requires", [])
+    if not isinstance(requires, list) or not set(requires) <= PROVIDES["cuda"]:
+        raise SnippetError(
+            f"{pure}: [tool.record-runs] requires must be a list drawn from "
+            f"{sorted(PROVIDES['cuda'])}, got {requires!r}."
+        )
+    timeout = tool.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
+        raise SnippetError(f"{pure}: [tool.record-runs] timeout must be a positive number of seconds.")
+    return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout))
+
+
+def discover(snippets_dir: Path) -> list[Snippet]:
+    """Every snippet under snippets_dir, sorted by name."""
+    names = sorted(
+        p.relative_to(snippets_dir).as_posix()
+        for p in snippets_dir.rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
+    return [load(snippets_dir, n) for n in names]

@@ -1,0 +1,161 @@
+"""The recording store: one JSON file per snippet per target, and the state of each.
+
+Standard library only. Files are written atomically, so a reader never sees half a
+recording, and a failed run never replaces a good one (that rule lives in ``record``).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .snippets import TARGETS, Snippet
+
+SCHEMA_VERSION = 1
+STATUSES = ("ok", "error", "timeout")
+
+
+class RecordingError(ValueError):
+    """A recording file that cannot be used; the message names it and says what to do."""
+
+
+class State(str, enum.Enum):
+    FRESH = "fresh"
+    STALE = "stale"  # recorded from other bytes than the snippet has now
+    FAILED = "failed"  # the last run raised, exited non-zero or timed out
+    MISSING = "missing"
+    INVALID = "invalid"  # the file exists but cannot be read as a recording
+    NOT_APPLICABLE = "not applicable"  # the snippet needs hardware the target lacks
+
+
+@dataclass
+class Recording:
+    snippet: str
+    target: str
+    sha256: str
+    status: str
+    exit_code: int | None
+    stdout: list[str]
+    stderr: list[str]
+    duration_s: float
+    recorded_at: str  # UTC, ISO 8601
+    machine: dict = field(default_factory=dict)
+    schema: int = SCHEMA_VERSION
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: object, where: str) -> "Recording":
+        if not isinstance(data, dict):
+            raise RecordingError(f"{where}: expected a JSON object.")
+        if data.get("schema") != SCHEMA_VERSION:
+            raise RecordingError(
+                f"{where}: schema version {data.get('schema')!r}, this project reads "
+                f"{SCHEMA_VERSION}."
+            )
+        expected = {
+            "snippet": str, "target": str, "sha256": str, "status": str,
+            "stdout": list, "stderr": list, "duration_s": (int, float),
+            "recorded_at": str, "machine": dict,
+        }
+        for key, kind in expected.items():
+            if not isinstance(data.get(key), kind):
+                raise RecordingError(f"{where}: field {key!r} is missing or of the wrong type.")
+        if data["status"] not in STATUSES:
+            raise RecordingError(f"{where}: status {data['status']!r} is not one of {STATUSES}.")
+        if data["target"] not in TARGETS:
+            raise RecordingError(f"{where}: target {data['target']!r} is not one of {TARGETS}.")
+        if not all(isinstance(x, str) for x in data["stdout"] + data["stderr"]):
+            raise RecordingError(f"{where}: stdout and stderr must be lists of strings.")
+        names = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+class Store:
+    """Where the snippets and their recordings live, and how to read and write them."""
+
+    def __init__(self, root: Path, recordings_dir: Path | None = None):
+        self.root = Path(root)
+        self.snippets_dir = self.root / "snippets"
+        self.recordings_dir = Path(recordings_dir) if recordings_dir else self.root / "recordings"
+
+    def path(self, snippet_name: str, target: str) -> Path:
+        return self.recordings_dir / target / Path(snippet_name).with_suffix(".json")
+
+    def load(self, path: Path) -> Recording:
+        where = self._shown(path)
+        hint = "re-record it with `python scripts/record_runs.py --force` or delete the file."
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RecordingError(f"{where}: not a readable JSON recording ({exc}); {hint}") from None
+        try:
+            return Recording.from_dict(data, where)
+        except RecordingError as exc:
+            raise RecordingError(f"{exc} Fix: {hint}") from None
+
+    def read(self, snippet_name: str, target: str) -> Recording | None:
+        path = self.path(snippet_name, target)
+        if not path.exists():
+            return None
+        rec = self.load(path)
+        if (rec.snippet, rec.target) != (snippet_name, target):
+            raise RecordingError(
+                f"{self._shown(path)}: holds {rec.snippet} on {rec.target}, but its place says "
+                f"{snippet_name} on {target}; delete it and run "
+                f"`{record_command(snippet_name, target)}`."
+            )
+        return rec
+
+    def write(self, rec: Recording) -> Path:
+        """Write atomically: a temporary file in the same folder, then a rename."""
+        path = self.path(rec.snippet, rec.target)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(rec.to_json())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    def state(self, snippet: Snippet, target: str) -> tuple[State, Recording | None, str]:
+        """The state of one snippet on one target, its recording if readable, and why."""
+        if not snippet.runs_on(target):
+            return State.NOT_APPLICABLE, None, f"needs {', '.join(sorted(snippet.requires))}"
+        try:
+            rec = self.read(snippet.name, target)
+        except RecordingError as exc:
+            return State.INVALID, None, str(exc)
+        if rec is None:
+            return State.MISSING, None, "not recorded yet"
+        if rec.sha256 != snippet.sha256():
+            return State.STALE, rec, "the snippet changed since it was recorded"
+        if not rec.ok:
+            return State.FAILED, rec, f"the last run ended with status {rec.status}"
+        return State.FRESH, rec, ""
+
+    def recording_files(self) -> list[Path]:
+        return sorted(p for p in self.recordings_dir.glob("*/**/*.json"))
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def record_command(snippet_name: str, target: str) -> str:
+    """The command that (re-)records one snippet on one target, for messages and pages."""
+    return f"python scripts/record_runs.py --target {target} {snippet_name}"

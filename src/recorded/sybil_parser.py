@@ -1,0 +1,141 @@
+"""A Sybil parser for ``/// recorded`` blocks: every claim a page makes is tested.
+
+For each block it checks, in one example:
+
+- every recording of the snippet is readable, and fresh where it must be (CPU always;
+  CUDA too when RECORDINGS_STRICT=1, the release rule);
+- ``expect`` lines in every fresh recording, and ``expect_on.<target>`` lines in that
+  target's recording;
+- ``expect`` lines in a live run on this machine. Each snippet runs live at most once
+  per test session, however many blocks cite it. A snippet that needs hardware this
+  machine lacks is skipped, with the reason, after its recordings have been checked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unittest
+from pathlib import Path
+
+from sybil import Document, Example, Region
+from sybil.parsers.abstract.lexers import BlockLexer
+
+from . import blocks, claims, provenance, runner
+from .snippets import DEFAULT_TIMEOUT, TARGETS, Snippet, SnippetError, load
+from .store import State, Store, record_command
+
+
+def strict() -> bool:
+    return os.environ.get("RECORDINGS_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class LiveRuns:
+    """Runs each snippet at most once per session and remembers the result."""
+
+    def __init__(self, run=runner.run):
+        self._run = run
+        self.results: dict[tuple[str, str], runner.RunResult] = {}
+        self.count: dict[str, int] = {}
+        self._target: str | None = None
+
+    @property
+    def target(self) -> str:
+        """cuda where a usable GPU is present, else cpu. Decided once."""
+        if self._target is None:
+            gpu = provenance.nvidia_present() and provenance.probe(runner.target_env("cuda", Path("."))).get("gpu")
+            self._target = "cuda" if gpu else "cpu"
+        return self._target
+
+    def __call__(self, snippet: Snippet) -> runner.RunResult:
+        key = (snippet.name, snippet.sha256())
+        if key not in self.results:
+            self.count[snippet.name] = self.count.get(snippet.name, 0) + 1
+            self.results[key] = self._run(snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT)
+        return self.results[key]
+
+
+class RecordedParser:
+    """Sybil parser; one example per ``/// recorded`` block."""
+
+    def __init__(self, root: Path | str = ".", live: LiveRuns | None = None):
+        self.store = Store(Path(root).resolve())
+        self.live = live or LiveRuns()
+        self.lexer = BlockLexer(
+            start_pattern=re.compile(blocks.HEADER.pattern + r"\n", re.M),
+            end_pattern_template=r"(?m)^/{{3,}}[ \t]*$",
+        )
+
+    def __call__(self, document: Document):
+        # Only headers outside fenced code are blocks, exactly as the Markdown extension reads them.
+        real = {line for line, _ in blocks.headers(document.text.splitlines())}
+        for region in self.lexer(document):
+            line = document.text.count("\n", 0, region.start) + 1
+            if line not in real:
+                continue
+            try:
+                parsed = blocks.parse(region.lexemes.get("argument"), region.lexemes["source"])
+            except blocks.BlockError as exc:
+                parsed = exc
+            yield Region(region.start, region.end, parsed, self.evaluate)
+
+    def evaluate(self, example: Example) -> str | None:
+        spec = example.parsed
+        if isinstance(spec, blocks.BlockError):
+            return f"malformed recorded block: {spec}"
+        try:
+            snippet = load(self.store.snippets_dir, spec.snippet)
+        except SnippetError as exc:
+            return f"recorded block: {exc}"
+        page = _shown(Path(example.path))
+        # The body starts on the line after the header.
+        locate = lambda claim: (  # noqa: E731
+            f"{page}:{example.line + 1 + spec.claim_lines[claim]}" if claim in spec.claim_lines else page
+        )
+        problems = self.check_recordings(spec, snippet, locate)
+        live_target = self.live.target
+        if not snippet.runs_on(live_target):
+            if problems:
+                return "\n\n".join(problems)
+            raise unittest.SkipTest(
+                f"{snippet.name} needs {', '.join(sorted(snippet.requires))}, which this machine "
+                f"lacks; its recordings were checked, the live run skipped"
+            )
+        result = self.live(snippet)
+        where = f"{snippet.name}, live run on this machine ({live_target})"
+        if result.status != "ok":
+            tail = "\n".join(f"  | {line}" for line in result.stderr[-15:])
+            problems.append(f"{where}: {result.status} (exit code {result.exit_code})\n{tail}")
+        else:
+            problems += check_claims(list(spec.expect), result.stdout, where, locate)
+        return "\n\n".join(problems) or None
+
+    def check_recordings(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
+        problems = []
+        for target in TARGETS:
+            state, rec, reason = self.store.state(snippet, target)
+            where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
+            fix = f"  fix: {record_command(snippet.name, target)}"
+            must_be_fresh = target == "cpu" or strict()
+            if state is State.FRESH:
+                problems += check_claims(list(spec.claims_for(target)), rec.stdout, where, locate)
+            elif state is State.INVALID:
+                problems.append(f"{where}: {reason}")
+            elif state is not State.NOT_APPLICABLE and must_be_fresh:
+                problems.append(f"{where}: {state.value} ({reason})\n{fix}")
+        return problems
+
+
+
+def check_claims(wanted: list[str], lines: list[str], where: str, locate) -> list[str]:
+    found = claims.match(wanted, lines)
+    if all(i is not None for i in found):
+        return []
+    return [f"{where}:\n{claims.explain(wanted, lines, found, locate)}"]
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
