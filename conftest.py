@@ -4,13 +4,15 @@
 ```python fences with ``>>>`` run as doctests; ``<!-- skip: next -->`` skips one.
 """
 
+from pathlib import Path
+
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
 
 from recorded.sybil_parser import RecordedParser
 
 pytest_collect_file = Sybil(
-    parsers=[RecordedParser(), PythonCodeBlockParser(), SkipParser()],
+    parsers=[RecordedParser(root=Path(__file__).parent), PythonCodeBlockParser(), SkipParser()],
     path="docs",
     patterns=["*.md"],
 ).pytest()

@@ -42,9 +42,15 @@ class Block:
     #: Line of each claim, counted from the block's first body line (0), for messages.
     claim_lines: dict[str, int] = field(default_factory=dict, compare=False)
 
-    def claims_for(self, target: str) -> tuple[str, ...]:
-        """Everything a recording on ``target`` must print, in the page's order."""
-        return self.expect + self.expect_on.get(target, ())
+    def claims_for(self, target: str) -> tuple[tuple[str, ...], ...]:
+        """What a recording on ``target`` must print: the ``expect`` lines in order, and
+        separately the target's own lines in order (the two lists may interleave)."""
+        return tuple(group for group in (self.expect, self.expect_on.get(target, ())) if group)
+
+
+def anchor(snippet: str) -> str:
+    """The HTML id of a snippet's block: making_it_fast/06_measure_cpu.py -> making-it-fast-06-measure-cpu."""
+    return re.sub(r"[^a-z0-9]+", "-", snippet.removesuffix(".py").lower()).strip("-")
 
 
 def _lines(value, where: str) -> tuple[str, ...]:

@@ -39,7 +39,7 @@ class _Page:
     def __init__(self, md: Markdown):
         self.md = md
         self.headers: list[tuple[int, str]] = []
-        self.seen = 0
+        self.read: set[int] = set()
 
     @property
     def name(self) -> str:
@@ -48,8 +48,20 @@ class _Page:
         file = getattr(relpath, "file", None)
         return getattr(file, "src_uri", None) or "(page)"
 
-    def where(self, index: int) -> str:
-        line = self.headers[index][0] if index < len(self.headers) else "?"
+    def claim(self, argument: str) -> int | None:
+        """The header of the block being read: the first unread one naming the same snippet.
+
+        Matched by snippet, not by count, because pymdownx.blocks silently drops a block it
+        cannot parse, and counting would then pin every later block to the wrong line.
+        """
+        for index, (_, named) in enumerate(self.headers):
+            if index not in self.read and named == argument:
+                self.read.add(index)
+                return index
+        return None
+
+    def where(self, index: int | None) -> str:
+        line = self.headers[index][0] if index is not None else "?"
         return f"{self.name}:{line}"
 
 
@@ -59,7 +71,7 @@ class _FindHeaders(Preprocessor):
         self.page = page
 
     def run(self, lines: list[str]) -> list[str]:
-        self.page.headers, self.page.seen = blocks.headers(lines), 0
+        self.page.headers, self.page.read = blocks.headers(lines), set()
         return lines
 
 
@@ -71,7 +83,9 @@ class _CheckAllRead(Treeprocessor):
         self.page = page
 
     def run(self, root: etree.Element) -> None:
-        for line, argument in self.page.headers[self.page.seen:]:
+        for index, (line, argument) in enumerate(self.page.headers):
+            if index in self.page.read:
+                continue
             log.warning(
                 f"{self.page.name}:{line}: `/// recorded | {argument}` was not read as a block. "
                 "Write its claims unindented between the header and the closing `///` line, "
@@ -91,13 +105,21 @@ class RecordedBlock(Block):
 
     def on_end(self, block: etree.Element) -> None:
         page: _Page = self.config["page"]
-        index, page.seen = page.seen, page.seen + 1
+        index = page.claim((self.argument or "").strip())
+        if index is None:
+            # Indented, or nested in an admonition, a list or a tab: the Sybil parser, which
+            # reads headers at the left margin only, would never test its claims.
+            log.warning(
+                f"{page.where(index)}: `/// recorded | {self.argument or ''}` is indented or nested "
+                "inside another block, where the tests cannot see its claims; start it at the left margin."
+            )
         body, block.text = str(block.text or ""), None
         for child in list(block):
             block.remove(child)
         try:
             spec = blocks.parse(self.argument, body)
             snippet = load(self.config["store"].snippets_dir, spec.snippet)
+            block.set("id", blocks.anchor(snippet.name))  # so other pages can link to the evidence
             markup = self.render(spec, snippet, page.where(index))
         except (blocks.BlockError, SnippetError) as exc:
             message = f"{page.where(index)}: recorded block: {exc}"
@@ -156,9 +178,11 @@ class RecordedBlock(Block):
                 f"(exit code {html.escape(str(rec.exit_code))}). The end of its error output:"
             ) + self.highlight(tail, "text") + _provenance(rec)
         # Fresh: the output, with the lines this page relies on highlighted.
-        wanted = list(spec.claims_for(target))
-        found = claims.match(wanted, rec.stdout)
-        missing = [c for c, i in zip(wanted, found) if i is None]
+        found, missing = [], []
+        for group in spec.claims_for(target):
+            matched = claims.match(list(group), rec.stdout)
+            found += matched
+            missing += [c for c, i in zip(group, matched) if i is None]
         if missing:
             log.warning(f"{where}: the {label} recording of {snippet.name} does not print {missing!r}.")
         hl = sorted({i + 1 for i in found if i is not None})
@@ -171,7 +195,12 @@ class RecordedBlock(Block):
     def highlight(self, src: str, language: str, title: str | None = None, hl_lines=None) -> str:
         count = self.tracker.setdefault("code", 0)
         self.tracker["code"] = count + 1
-        return _highlighter(self.md).highlight(
+        highlighter = _highlighter(self.md)
+        if language == "text":
+            # Recorded output is shown as printed. Stripping its leading blank lines would
+            # also shift hl_lines onto the wrong lines.
+            highlighter.stripnl = False
+        return highlighter.highlight(
             src, language, hl_lines=hl_lines or None, title=title, code_block_count=count
         )
 

@@ -114,4 +114,6 @@ def machine(root: Path, env: dict[str, str], python: str = sys.executable) -> di
         "numpy": info["numpy"],
         "git": git(root),
         "compile_cache": "cold",  # each run gets an empty TORCHINDUCTOR_CACHE_DIR
+        # Other work on the machine distorts timings; say how busy it was.
+        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }

@@ -60,11 +60,17 @@ def record(
     items: list[Item],
     timeout: float | None = None,
     fail_fast: bool = False,
-    out: TextIO = sys.stderr,
+    out: TextIO | None = None,
     python: str = sys.executable,
     machine_for: Callable[[str], dict] | None = None,
 ) -> tuple[list[Recording], list[Item]]:
-    """Run the items in order. Returns the recordings made and the items that failed."""
+    """Run the items in order. Returns the recordings made and the items that failed.
+
+    Progress goes to ``out``, by default to ``sys.stderr`` as it is at call time (not at
+    import time), so a redirected stderr receives it.
+    """
+    if out is None:
+        out = sys.stderr
     machines: dict[str, dict] = {}
 
     def machine(target: str) -> dict:

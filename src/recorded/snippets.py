@@ -90,7 +90,13 @@ def load(snippets_dir: Path, name: str) -> Snippet:
     if not path.is_file():
         raise SnippetError(f"{name!r}: no such snippet in {snippets_dir}.")
     meta = parse_metadata(path.read_text(encoding="utf-8"), where=str(pure))
-    tool = meta.get("tool", {}).get("record-runs", {})
+    tool = meta.get("tool", {})
+    tool = tool.get("record-runs", {}) if isinstance(tool, dict) else tool
+    if not isinstance(tool, dict):
+        raise SnippetError(
+            f"{pure}: [tool.record-runs] must be a table: a '# [tool.record-runs]' line, "
+            "then its keys, such as '# requires = [\"cuda\"]'."
+        )
     unknown = set(tool) - _TOOL_KEYS
     if unknown:
         raise SnippetError(
@@ -98,7 +104,11 @@ def load(snippets_dir: Path, name: str) -> Snippet:
             f"known keys are {sorted(_TOOL_KEYS)}."
         )
     requires = tool.get("requires", [])
-    if not isinstance(requires, list) or not set(requires) <= PROVIDES["cuda"]:
+    if (
+        not isinstance(requires, list)
+        or not all(isinstance(r, str) for r in requires)  # set() below needs hashable items
+        or not set(requires) <= PROVIDES["cuda"]
+    ):
         raise SnippetError(
             f"{pure}: [tool.record-runs] requires must be a list drawn from "
             f"{sorted(PROVIDES['cuda'])}, got {requires!r}."

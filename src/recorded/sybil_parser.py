@@ -19,11 +19,12 @@ import unittest
 from pathlib import Path
 
 from sybil import Document, Example, Region
-from sybil.parsers.abstract.lexers import BlockLexer
 
 from . import blocks, claims, provenance, runner
 from .snippets import DEFAULT_TIMEOUT, TARGETS, Snippet, SnippetError, load
 from .store import State, Store, record_command
+
+_END = re.compile(r"^/{3,}[ \t]*$", re.M)
 
 
 def strict() -> bool:
@@ -61,23 +62,28 @@ class RecordedParser:
     def __init__(self, root: Path | str = ".", live: LiveRuns | None = None):
         self.store = Store(Path(root).resolve())
         self.live = live or LiveRuns()
-        self.lexer = BlockLexer(
-            start_pattern=re.compile(blocks.HEADER.pattern + r"\n", re.M),
-            end_pattern_template=r"(?m)^/{{3,}}[ \t]*$",
-        )
 
     def __call__(self, document: Document):
-        # Only headers outside fenced code are blocks, exactly as the Markdown extension reads them.
-        real = {line for line, _ in blocks.headers(document.text.splitlines())}
-        for region in self.lexer(document):
-            line = document.text.count("\n", 0, region.start) + 1
-            if line not in real:
+        # Only headers outside fenced code are blocks, exactly as the Markdown extension reads
+        # them. Each is closed here rather than by a lexer over the whole text, so a header
+        # shown in a fenced example with no closing line cannot break the page's collection.
+        text = document.text
+        lines = text.split("\n")
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line) + 1)
+        for number, argument in blocks.headers(lines):
+            start, body = starts[number - 1], starts[number]
+            end = _END.search(text, body)
+            if end is None:
+                parsed = blocks.BlockError("it has no closing `///` line; end the block with one.")
+                yield Region(start, body - 1, parsed, self.evaluate)
                 continue
             try:
-                parsed = blocks.parse(region.lexemes.get("argument"), region.lexemes["source"])
+                parsed = blocks.parse(argument, text[body:end.start()])
             except blocks.BlockError as exc:
                 parsed = exc
-            yield Region(region.start, region.end, parsed, self.evaluate)
+            yield Region(start, end.start(), parsed, self.evaluate)
 
     def evaluate(self, example: Example) -> str | None:
         spec = example.parsed
@@ -118,13 +124,13 @@ class RecordedParser:
             fix = f"  fix: {record_command(snippet.name, target)}"
             must_be_fresh = target == "cpu" or strict()
             if state is State.FRESH:
-                problems += check_claims(list(spec.claims_for(target)), rec.stdout, where, locate)
+                for group in spec.claims_for(target):
+                    problems += check_claims(list(group), rec.stdout, where, locate)
             elif state is State.INVALID:
                 problems.append(f"{where}: {reason}")
             elif state is not State.NOT_APPLICABLE and must_be_fresh:
                 problems.append(f"{where}: {state.value} ({reason})\n{fix}")
         return problems
-
 
 
 def check_claims(wanted: list[str], lines: list[str], where: str, locate) -> list[str]:

@@ -1,0 +1,36 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["torch"]
+# ///
+"""float16 and bfloat16 side by side: where their 16 bits go, and what that costs."""
+
+import math
+
+import torch
+
+# torch.finfo reports each format's limits. The mantissa width follows from eps
+# (eps = 2**-mantissa_bits), and the exponent gets what is left after the sign bit.
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    info = torch.finfo(dtype)
+    mantissa = round(-math.log2(info.eps))
+    exponent = info.bits - 1 - mantissa
+    print(
+        f"{str(dtype).removeprefix('torch.'):>8}: {info.bits} bits = 1 sign + {exponent} exponent"
+        f" + {mantissa} mantissa | max {info.max:.6g} | smallest normal"
+        f" {info.smallest_normal:.6g} | eps {info.eps:.6g}"
+    )
+
+# A typical weight update is tiny next to the weight. Added in 16 bits, it can vanish.
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    weight = torch.tensor(1.0, dtype=dtype)
+    updated = weight + torch.tensor(1e-4, dtype=dtype)
+    lost = bool(updated == weight)
+    name = str(dtype).removeprefix("torch.")
+    print(f"{name}: 1.0 + 0.0001 = {updated.item():.6g} (update lost: {lost})")
+
+# Memory for the weights of a 7-billion-parameter model, nothing else counted.
+params = 7_000_000_000
+for dtype in (torch.float32, torch.float16, torch.bfloat16):
+    size = torch.empty((), dtype=dtype).element_size()
+    name = str(dtype).removeprefix("torch.")
+    print(f"7B parameters in {name}: {params * size / 1e9:.0f} GB")

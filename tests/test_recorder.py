@@ -1,0 +1,859 @@
+"""Unit tests for the recorder (scripts/record_runs.py and src/recorded).
+
+Each test builds a throwaway project under tmp_path, with tiny snippets in
+``snippets/lesson/``, and drives ``recorded.cli.main(argv, root=tmp_path)`` or the
+functions under it. No snippet here imports torch; the one test that uses the real
+provenance probe pays for a single ``import torch`` in a subprocess.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import json
+import os
+import platform
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from recorded import cli, provenance, runner
+from recorded.record import TO_RECORD, plan, record, to_run
+from recorded.snippets import SnippetError, discover, load
+from recorded.store import Recording, RecordingError, Store
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_MACHINE = provenance.machine
+REAL_NVIDIA_PRESENT = provenance.nvidia_present
+FAKE_MACHINE = {
+    "os": "Linux-test",
+    "cpu": {"model": "Test CPU", "arch": "x86_64", "cores": 2, "features": ["avx2"]},
+    "gpu": None,
+    "python": platform.python_version(),
+    "torch": "0.0-test",
+    "numpy": "0.0-test",
+    "git": {"commit": None, "dirty": None},
+    "compile_cache": "cold",
+}
+RECORDING_KEYS = {
+    "schema", "snippet", "target", "sha256", "status", "exit_code", "stdout", "stderr",
+    "duration_s", "recorded_at", "machine",
+}
+MACHINE_KEYS = {"os", "cpu", "gpu", "python", "torch", "numpy", "git", "compile_cache", "load_average"}
+HELLO = 'print("hello")\n'
+SLEEP = "import time\ntime.sleep(30)\n"
+BOOM = 'print("before")\nraise ValueError("boom")\n'
+NEEDS_CUDA = ("[tool.record-runs]", 'requires = ["cuda"]')
+
+
+@pytest.fixture(autouse=True)
+def no_torch_no_gpu(monkeypatch):
+    """A fake machine description and no NVIDIA driver, unless a test says otherwise.
+
+    The real probe imports torch (over a second); the fake keeps each test fast and the
+    same on a GPU runner as here.
+    """
+    monkeypatch.setattr(provenance, "machine", lambda root, env, python=sys.executable: dict(FAKE_MACHINE))
+    monkeypatch.setattr(provenance, "nvidia_present", lambda: False)
+
+
+@pytest.fixture
+def runs(monkeypatch) -> list[tuple[str, str]]:
+    """(snippet name, target) of every run the recorder starts, in order."""
+    calls: list[tuple[str, str]] = []
+    real_run = runner.run
+
+    def spy(snippet, target, timeout, **kw):
+        calls.append((snippet.name, target))
+        return real_run(snippet, target, timeout, **kw)
+
+    monkeypatch.setattr(runner, "run", spy)
+    return calls
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def with_metadata(code: str, *toml: str) -> str:
+    """The snippet's code under a PEP 723 block holding these TOML lines."""
+    return "".join(f"# {line}\n" for line in ("/// script", *toml, "///")) + code
+
+
+def add_snippet(root: Path, name: str, code: str) -> Path:
+    path = root / "snippets" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(code).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def main(root: Path, *argv: str) -> int:
+    return cli.main(list(argv), root=root)
+
+
+def rec_path(root: Path, name: str, target: str = "cpu") -> Path:
+    return root / "recordings" / target / Path(name).with_suffix(".json")
+
+
+def recording(root: Path, name: str, target: str = "cpu") -> dict:
+    return json.loads(rec_path(root, name, target).read_text(encoding="utf-8"))
+
+
+def recordings(root: Path) -> dict[str, bytes]:
+    """Every file under recordings/, by relative path, with its bytes."""
+    base = root / "recordings"
+    if not base.exists():
+        return {}
+    return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def set_duration(root: Path, name: str, seconds: float, target: str = "cpu") -> None:
+    data = recording(root, name, target)
+    data["duration_s"] = seconds
+    rec_path(root, name, target).write_text(json.dumps(data), encoding="utf-8")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A killed process stays a zombie until its new parent reaps it; a zombie runs nothing.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def gone_soon(pid: int, within: float = 2.0) -> bool:
+    """SIGKILL is delivered asynchronously: give the kernel a moment to finish the job."""
+    deadline = time.monotonic() + within
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+# -- 1. a first recording --------------------------------------------------------------------
+
+
+def test_first_run_writes_a_complete_cpu_recording(tmp_path):
+    path = add_snippet(tmp_path, "lesson/01_hello.py", """
+        import sys
+        print("a")
+        print("b")
+        print("warn", file=sys.stderr)
+    """)
+    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+    assert main(tmp_path) == 0
+
+    assert sorted(recordings(tmp_path)) == ["cpu/lesson/01_hello.json"]
+    rec = recording(tmp_path, "lesson/01_hello.py")
+    assert set(rec) == RECORDING_KEYS
+    assert rec["schema"] == 1
+    assert rec["snippet"] == "lesson/01_hello.py"
+    assert rec["target"] == "cpu"
+    assert rec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert (rec["status"], rec["exit_code"]) == ("ok", 0)
+    assert rec["stdout"] == ["a", "b"]
+    assert rec["stderr"] == ["warn"]
+    assert isinstance(rec["duration_s"], float) and 0 <= rec["duration_s"] < 10
+    assert rec["recorded_at"].endswith("Z")
+    when = dt.datetime.fromisoformat(rec["recorded_at"].removesuffix("Z")).replace(tzinfo=dt.timezone.utc)
+    assert before <= when <= dt.datetime.now(dt.timezone.utc)
+    assert rec["machine"] == FAKE_MACHINE
+
+
+def test_first_run_records_the_real_machine_with_the_real_probe(tmp_path, monkeypatch):
+    monkeypatch.setattr(provenance, "machine", REAL_MACHINE)
+    add_snippet(tmp_path, "lesson/01_hello.py", HELLO)
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.com",
+           "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "snippets"], check=True)
+    subprocess.run([*git, "commit", "-qm", "snippet"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+    head = head.stdout.strip()
+
+    assert main(tmp_path) == 0
+
+    machine = recording(tmp_path, "lesson/01_hello.py")["machine"]
+    assert set(machine) == MACHINE_KEYS
+    assert machine["os"] == platform.platform()
+    assert machine["cpu"]["model"] and isinstance(machine["cpu"]["model"], str)
+    assert isinstance(machine["cpu"]["cores"], int) and machine["cpu"]["cores"] >= 1
+    assert set(machine["cpu"]["features"]) <= set(provenance.FEATURES)
+    assert machine["python"] == platform.python_version()
+    assert machine["gpu"] is None  # the cpu target hides every GPU from the probe too
+    for package in ("torch", "numpy"):
+        assert machine[package] is None or isinstance(machine[package], str)
+    assert machine["git"] == {"commit": head, "dirty": False}
+    assert machine["compile_cache"] == "cold"
+
+
+def test_progress_names_each_run_its_duration_and_status(tmp_path):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_b.py", BOOM)
+    store = Store(tmp_path)
+    out = io.StringIO()
+
+    made, failed = record(store, to_run(plan(store, discover(store.snippets_dir), ("cpu",)), False),
+                          out=out, machine_for=lambda target: {"target": target})
+
+    text = out.getvalue()
+    assert "[1/2] lesson/01_a.py cpu … " in text and " s ok\n" in text
+    assert "[2/2] lesson/02_b.py cpu … " in text and " s error\n" in text
+    assert "| ValueError: boom" in text
+    assert [r.snippet for r in made] == ["lesson/01_a.py", "lesson/02_b.py"]
+    assert [i.snippet.name for i in failed] == ["lesson/02_b.py"]
+    assert made[0].machine == {"target": "cpu"}
+
+
+def test_progress_gives_an_eta_from_earlier_durations(tmp_path):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_b.py", HELLO)
+    assert main(tmp_path) == 0
+    set_duration(tmp_path, "lesson/01_a.py", 4.0)
+    set_duration(tmp_path, "lesson/02_b.py", 6.0)
+    store = Store(tmp_path)
+    out = io.StringIO()
+
+    record(store, to_run(plan(store, discover(store.snippets_dir), ("cpu",)), True), out=out)
+
+    assert "[1/2] lesson/01_a.py cpu (ETA 10 s) …" in out.getvalue()
+    assert "[2/2] lesson/02_b.py cpu (ETA 6 s) …" in out.getvalue()
+
+
+# -- 2. incremental by default ---------------------------------------------------------------
+
+
+def test_second_run_runs_nothing_and_leaves_files_byte_identical(tmp_path, runs, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_b.py", HELLO)
+    assert main(tmp_path) == 0
+    first = recordings(tmp_path)
+    runs.clear()
+
+    assert main(tmp_path) == 0
+
+    assert runs == []
+    assert recordings(tmp_path) == first
+    assert "nothing to record on cpu: 2 fresh" in capsys.readouterr().err
+
+
+def test_editing_one_snippet_rerecords_only_that_one(tmp_path, runs):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_b.py", HELLO)
+    assert main(tmp_path) == 0
+    first = recordings(tmp_path)
+    runs.clear()
+
+    add_snippet(tmp_path, "lesson/02_b.py", 'print("changed")\n')
+    assert main(tmp_path) == 0
+
+    assert runs == [("lesson/02_b.py", "cpu")]
+    assert recordings(tmp_path)["cpu/lesson/01_a.json"] == first["cpu/lesson/01_a.json"]
+    assert recording(tmp_path, "lesson/02_b.py")["stdout"] == ["changed"]
+
+
+def test_force_rerecords_every_snippet(tmp_path, runs):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_b.py", HELLO)
+    assert main(tmp_path) == 0
+    runs.clear()
+
+    assert main(tmp_path, "--force") == 0
+
+    assert runs == [("lesson/01_a.py", "cpu"), ("lesson/02_b.py", "cpu")]
+
+
+@pytest.mark.parametrize("prefix", ["", "snippets/", "./snippets/"])
+def test_named_snippets_are_the_only_ones_recorded(tmp_path, runs, prefix):
+    for name in ("lesson/01_a.py", "lesson/02_b.py", "lesson/03_c.py"):
+        add_snippet(tmp_path, name, HELLO)
+
+    assert main(tmp_path, f"{prefix}lesson/01_a.py", f"{prefix}lesson/03_c.py") == 0
+
+    assert runs == [("lesson/01_a.py", "cpu"), ("lesson/03_c.py", "cpu")]
+    assert sorted(recordings(tmp_path)) == ["cpu/lesson/01_a.json", "cpu/lesson/03_c.json"]
+
+
+def test_unknown_snippet_exits_2_naming_it(tmp_path, runs, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+
+    assert main(tmp_path, "lesson/99_nope.py") == 2
+
+    err = capsys.readouterr().err
+    assert "'lesson/99_nope.py'" in err and "no such snippet" in err
+    assert runs == [] and recordings(tmp_path) == {}
+
+
+@pytest.mark.parametrize(
+    "name", ["../outside.py", "snippets/../outside.py", "lesson/../../outside.py", "/tmp/outside.py"]
+)
+def test_path_outside_snippets_exits_2(tmp_path, runs, capsys, name):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    (tmp_path / "outside.py").write_text(HELLO)
+
+    assert main(tmp_path, name) == 2
+
+    assert "name a file under snippets/ with a relative path" in capsys.readouterr().err
+    assert runs == [] and recordings(tmp_path) == {}
+
+
+def test_snippet_needing_cuda_is_not_run_on_cpu(tmp_path, runs, capsys):
+    add_snippet(tmp_path, "lesson/01_gpu.py", """
+        # /// script
+        # [tool.record-runs]
+        # requires = ["cuda"]
+        # ///
+        print("gpu")
+    """)
+
+    assert main(tmp_path) == 0
+
+    assert runs == [] and recordings(tmp_path) == {}
+    assert "0 fresh, 1 not applicable" in capsys.readouterr().err
+
+
+# -- 3. --check and --list -------------------------------------------------------------------
+
+
+def fix_line(name: str, target: str = "cpu") -> str:
+    return f"      fix: python scripts/record_runs.py --target {target} {name}"
+
+
+def test_check_reports_a_missing_cpu_recording_with_its_fix_and_exits_1(tmp_path, runs, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+
+    assert main(tmp_path, "--check") == 1
+
+    out = capsys.readouterr().out.splitlines()
+    assert "error lesson/01_a.py on cpu: missing (not recorded yet)" in out
+    assert fix_line("lesson/01_a.py") in out
+    assert runs == [] and recordings(tmp_path) == {}
+
+
+def test_check_reports_a_stale_cpu_recording(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    assert main(tmp_path, "--target", "cpu") == 0
+    add_snippet(tmp_path, "lesson/01_a.py", 'print("edited")\n')
+    capsys.readouterr()
+
+    assert main(tmp_path, "--check") == 1
+
+    out = capsys.readouterr().out.splitlines()
+    assert "error lesson/01_a.py on cpu: stale (the snippet changed since it was recorded)" in out
+    assert fix_line("lesson/01_a.py") in out
+
+
+def test_check_reports_a_failed_cpu_recording(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_boom.py", BOOM)
+    assert main(tmp_path) == 1
+    capsys.readouterr()
+
+    assert main(tmp_path, "--check") == 1
+
+    out = capsys.readouterr().out.splitlines()
+    assert "error lesson/01_boom.py on cpu: failed (the last run ended with status error)" in out
+    assert fix_line("lesson/01_boom.py") in out
+
+
+def test_check_notes_missing_cuda_recordings_and_passes_unless_strict(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    assert main(tmp_path) == 0
+    capsys.readouterr()
+
+    assert main(tmp_path, "--check") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "note  lesson/01_a.py on cuda: missing (not recorded yet)" in out
+    assert fix_line("lesson/01_a.py", "cuda") in out
+    assert out[-1] == "1 fresh, 1 to record (0 required), 0 not applicable"
+
+    assert main(tmp_path, "--check", "--strict") == 1
+    assert "error lesson/01_a.py on cuda: missing (not recorded yet)" in capsys.readouterr().out
+
+
+def test_check_passes_when_every_cpu_recording_is_fresh(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    assert main(tmp_path) == 0
+    capsys.readouterr()
+
+    assert main(tmp_path, "--check", "--target", "cpu") == 0
+
+    assert capsys.readouterr().out.splitlines() == ["1 fresh, 0 to record (0 required), 0 not applicable"]
+
+
+def test_list_shows_every_snippet_and_target_with_state_and_last_duration(tmp_path, runs, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_b.py", HELLO)
+    add_snippet(tmp_path, "lesson/03_gpu.py", with_metadata(HELLO, *NEEDS_CUDA))
+    assert main(tmp_path, "lesson/01_a.py") == 0
+    set_duration(tmp_path, "lesson/01_a.py", 12.34)
+    runs.clear()
+    capsys.readouterr()
+
+    assert main(tmp_path, "--list") == 0
+
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    when = recording(tmp_path, "lesson/01_a.py")["recorded_at"]
+    assert rows == [
+        ["lesson/01_a.py", "cpu", "fresh", "12.3", "s", when],
+        ["lesson/01_a.py", "cuda", "missing", "-", "-"],
+        ["lesson/02_b.py", "cpu", "missing", "-", "-"],
+        ["lesson/02_b.py", "cuda", "missing", "-", "-"],
+        ["lesson/03_gpu.py", "cpu", "not", "applicable", "-", "-"],
+        ["lesson/03_gpu.py", "cuda", "missing", "-", "-"],
+    ]
+    assert runs == []
+
+
+# -- 4. timeouts -----------------------------------------------------------------------------
+
+
+def test_timeout_keeps_the_previous_good_recording_byte_for_byte(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    assert main(tmp_path) == 0
+    good = recordings(tmp_path)
+
+    add_snippet(tmp_path, "lesson/01_a.py", SLEEP)
+    assert main(tmp_path, "--timeout", "0.5") == 1
+
+    assert recordings(tmp_path) == good
+    err = capsys.readouterr().err
+    assert "lesson/01_a.py on cpu: timeout, exit code None (the previous good recording is kept)" in err
+    assert "recorded 0 of 1 on cpu; 1 failed" in err
+
+
+def test_timeout_without_previous_recording_writes_a_timeout_recording(tmp_path):
+    add_snippet(tmp_path, "lesson/01_sleep.py", 'print("started", flush=True)\n' + SLEEP)
+
+    started = time.monotonic()
+    assert main(tmp_path, "--timeout", "0.5") == 1
+    assert time.monotonic() - started < 5
+
+    rec = recording(tmp_path, "lesson/01_sleep.py")
+    assert (rec["status"], rec["exit_code"]) == ("timeout", None)
+    assert rec["stdout"] == ["started"]
+    assert rec["stderr"][-1] == "[recorder: stopped after the 0.5 s timeout]"
+    assert 0.5 <= rec["duration_s"] < 5
+
+
+def test_snippet_timeout_from_its_metadata_applies(tmp_path):
+    add_snippet(tmp_path, "lesson/01_sleep.py", with_metadata(SLEEP, "[tool.record-runs]", "timeout = 0.3"))
+
+    assert main(tmp_path) == 1
+
+    last = recording(tmp_path, "lesson/01_sleep.py")["stderr"][-1]
+    assert last == "[recorder: stopped after the 0.3 s timeout]"
+
+
+def test_timeout_leaves_no_process_of_the_snippet_behind(tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    child = (f"import os, time; open(os.path.join({str(pids)!r}, 'child'), 'w').write(str(os.getpid())); "
+             "time.sleep(30)")
+    add_snippet(tmp_path, "lesson/01_spawn.py", f"""
+        import os, subprocess, sys, time
+        open(os.path.join({str(pids)!r}, "snippet"), "w").write(str(os.getpid()))
+        subprocess.Popen([sys.executable, "-c", {child!r}])
+        while not os.path.exists(os.path.join({str(pids)!r}, "child")):
+            time.sleep(0.01)
+        time.sleep(30)
+    """)
+
+    assert main(tmp_path, "--timeout", "1") == 1
+
+    assert recording(tmp_path, "lesson/01_spawn.py")["status"] == "timeout"
+    for who in ("snippet", "child"):
+        pid = int((pids / who).read_text())
+        assert gone_soon(pid), f"the {who} (pid {pid}) outlived the timeout"
+
+
+def test_a_finished_snippet_leaves_no_background_child_behind(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    child = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
+    add_snippet(tmp_path, "lesson/01_spawn.py", f"""
+        import os, subprocess, sys, time
+        subprocess.Popen([sys.executable, "-c", {child!r}])
+        while not os.path.exists({str(pidfile)!r}):
+            time.sleep(0.01)
+        print("done")
+    """)
+
+    assert main(tmp_path, "--timeout", "5") == 0
+
+    assert recording(tmp_path, "lesson/01_spawn.py")["stdout"] == ["done"]
+    assert gone_soon(int(pidfile.read_text()))
+
+
+# -- 5. failing snippets ---------------------------------------------------------------------
+
+
+def test_failing_snippet_is_recorded_as_error_and_the_others_still_run(tmp_path, runs):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_boom.py", BOOM)
+    add_snippet(tmp_path, "lesson/03_c.py", HELLO)
+
+    assert main(tmp_path) == 1
+
+    assert [name for name, _ in runs] == ["lesson/01_a.py", "lesson/02_boom.py", "lesson/03_c.py"]
+    rec = recording(tmp_path, "lesson/02_boom.py")
+    assert (rec["status"], rec["exit_code"]) == ("error", 1)
+    assert rec["stdout"] == ["before"]
+    assert rec["stderr"][0] == "Traceback (most recent call last):"
+    assert rec["stderr"][-1] == "ValueError: boom"
+    assert recording(tmp_path, "lesson/01_a.py")["status"] == "ok"
+    assert recording(tmp_path, "lesson/03_c.py")["status"] == "ok"
+
+
+@pytest.mark.parametrize("code, exit_code, last_line", [
+    ("import sys\nsys.exit(3)\n", 3, None),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", -9, "[recorder: killed by signal SIGKILL]"),
+], ids=["exit-3", "sigkill"])
+def test_non_zero_exit_is_an_error(tmp_path, code, exit_code, last_line):
+    add_snippet(tmp_path, "lesson/01_exit.py", code)
+
+    assert main(tmp_path) == 1
+
+    rec = recording(tmp_path, "lesson/01_exit.py")
+    assert (rec["status"], rec["exit_code"]) == ("error", exit_code)
+    assert rec["stderr"][-1:] == ([last_line] if last_line else [])
+
+
+def test_failing_run_keeps_the_previous_good_recording(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    assert main(tmp_path) == 0
+    good = recordings(tmp_path)
+
+    add_snippet(tmp_path, "lesson/01_a.py", BOOM)
+    assert main(tmp_path) == 1
+
+    assert recordings(tmp_path) == good
+    err = capsys.readouterr().err
+    assert "(the previous good recording is kept)" in err
+    assert "    | ValueError: boom" in err
+
+
+def test_a_failed_recording_is_replaced_by_the_next_failure(tmp_path):
+    add_snippet(tmp_path, "lesson/01_a.py", BOOM)
+    assert main(tmp_path) == 1
+    add_snippet(tmp_path, "lesson/01_a.py", 'raise KeyError("other")\n')
+
+    assert main(tmp_path) == 1
+
+    assert recording(tmp_path, "lesson/01_a.py")["stderr"][-1] == "KeyError: 'other'"
+
+
+def test_fail_fast_stops_after_the_first_failure(tmp_path, runs):
+    add_snippet(tmp_path, "lesson/01_boom.py", BOOM)
+    add_snippet(tmp_path, "lesson/02_boom.py", BOOM)
+    add_snippet(tmp_path, "lesson/03_ok.py", HELLO)
+
+    assert main(tmp_path, "--fail-fast") == 1
+
+    assert runs == [("lesson/01_boom.py", "cpu")]
+    assert sorted(recordings(tmp_path)) == ["cpu/lesson/01_boom.json"]
+
+
+# -- 6. the cuda target on a machine without a GPU -------------------------------------------
+
+
+def test_target_cuda_without_an_nvidia_driver_exits_2_and_writes_nothing(tmp_path, runs, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+
+    assert main(tmp_path, "--target", "cuda") == 2
+
+    err = capsys.readouterr().err
+    assert "--target cuda: no NVIDIA driver on this machine" in err
+    assert "Nothing was recorded" in err
+    assert runs == [] and not (tmp_path / "recordings").exists()
+
+
+def test_target_cuda_when_torch_sees_no_gpu_exits_2_and_writes_nothing(tmp_path, runs, capsys, monkeypatch):
+    monkeypatch.setattr(provenance, "nvidia_present", lambda: True)
+    monkeypatch.setattr(provenance, "probe", lambda env, python=sys.executable: {"gpu": None})
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+
+    assert main(tmp_path, "--target", "cuda") == 2
+
+    assert "torch in this interpreter sees no usable CUDA device" in capsys.readouterr().err
+    assert runs == [] and not (tmp_path / "recordings").exists()
+
+
+def test_default_target_falls_back_to_cpu_when_torch_sees_no_gpu(tmp_path, runs, monkeypatch):
+    monkeypatch.setattr(provenance, "nvidia_present", lambda: True)
+    monkeypatch.setattr(provenance, "probe", lambda env, python=sys.executable: {"gpu": None})
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+
+    assert main(tmp_path) == 0
+
+    assert runs == [("lesson/01_a.py", "cpu")]
+
+
+# -- 7. the environment a snippet runs in ----------------------------------------------------
+
+ENV_REPORT = """
+    import json, os
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    print(json.dumps({
+        "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "cwd": os.getcwd(),
+        "files": os.listdir("."),
+        "cache": cache,
+        "cache_exists": cache is not None and os.path.exists(cache),
+    }))
+"""
+
+
+def test_cpu_target_hides_gpus_and_runs_in_a_fresh_temporary_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.chdir(tmp_path)  # so a snippet that merely inherited our folder would show
+    add_snippet(tmp_path, "lesson/01_env.py", ENV_REPORT)
+
+    assert main(tmp_path) == 0
+    first = json.loads(recording(tmp_path, "lesson/01_env.py")["stdout"][0])
+    assert main(tmp_path, "--force") == 0
+    second = json.loads(recording(tmp_path, "lesson/01_env.py")["stdout"][0])
+
+    assert first["cuda"] == ""
+    cwd = Path(first["cwd"])
+    assert cwd.name.startswith("record-runs-") and first["files"] == []
+    assert tmp_path not in cwd.parents and cwd != tmp_path
+    assert not cwd.exists()  # removed after the run
+    assert Path(first["cache"]).parent == cwd and not first["cache_exists"]
+    assert second["cwd"] != first["cwd"] and second["cache"] != first["cache"]
+
+
+def test_cuda_target_keeps_the_callers_gpu_choice(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+
+    env = runner.target_env("cuda", tmp_path)
+
+    assert env["CUDA_VISIBLE_DEVICES"] == "1"
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torchinductor-cache")
+
+
+# -- 8. output capture -----------------------------------------------------------------------
+
+
+def test_invalid_utf8_output_is_replaced_not_fatal(tmp_path):
+    add_snippet(tmp_path, "lesson/01_bytes.py", r"""
+        import sys
+        sys.stdout.buffer.write(b"caf\xe9 ok\n\xff\xfe\n")
+        sys.stderr.buffer.write(b"bad \x80 byte\n")
+    """)
+
+    assert main(tmp_path) == 0
+
+    rec = recording(tmp_path, "lesson/01_bytes.py")
+    assert rec["status"] == "ok"
+    assert rec["stdout"] == ["caf\ufffd ok", "\ufffd\ufffd"]
+    assert rec["stderr"] == ["bad \ufffd byte"]
+
+
+def test_output_over_1_mb_is_cut_with_the_number_of_bytes_dropped(tmp_path):
+    # 15,000 lines of 100 bytes on each stream: 1,500,000 bytes, of which 1,000,000 are kept.
+    add_snippet(tmp_path, "lesson/01_flood.py", """
+        import sys
+        sys.stdout.write(("y" * 99 + "\\n") * 15_000)
+        sys.stderr.write(("e" * 99 + "\\n") * 15_000)
+        print("done")
+    """)
+
+    assert main(tmp_path) == 0
+
+    rec = recording(tmp_path, "lesson/01_flood.py")
+    assert rec["status"] == "ok"
+    assert rec["stdout"][:-1] == ["y" * 99] * 10_000
+    assert rec["stdout"][-1] == "[recorder: output cut here, 500005 more bytes not kept]"
+    assert rec["stderr"][:-1] == ["e" * 99] * 10_000
+    assert rec["stderr"][-1] == "[recorder: output cut here, 500000 more bytes not kept]"
+
+
+# -- 9. the real repository: nothing stale, no torch -----------------------------------------
+
+NO_TORCH = """
+import sys, time
+sys.path.insert(0, "src")
+from pathlib import Path
+from recorded.cli import main
+started = time.perf_counter()
+codes = [main(argv, root=Path.cwd()) for argv in ({argvs})]
+seconds = time.perf_counter() - started
+assert "torch" not in sys.modules, "the recorder imported torch"
+assert "numpy" not in sys.modules, "the recorder imported numpy"
+print(codes, round(seconds, 3))
+"""
+
+
+def python_in_repo(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=60)
+
+
+def test_check_and_list_on_the_real_repository_never_import_torch():
+    done = python_in_repo("-c", NO_TORCH.format(argvs='["--check"], ["--list"]'))
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith(("[0, 0]", "[1, 0]"))
+
+
+def test_real_script_with_nothing_stale_exits_0_without_importing_torch():
+    store = Store(REPO)
+    stale = [f"{i.snippet.name} ({i.state.value})"
+             for i in plan(store, discover(store.snippets_dir), ("cpu",)) if i.state in TO_RECORD]
+    if stale:
+        # This test checks the nothing-to-do path, and tests never write recordings.
+        pytest.skip(f"CPU recordings to make first: {stale}; run .venv/bin/python scripts/record_runs.py")
+    # On a GPU runner the default target is cuda, which could have work to do.
+    argv = ["--target", "cpu"] if REAL_NVIDIA_PRESENT() else []
+
+    script = python_in_repo("scripts/record_runs.py", *argv)
+    assert script.returncode == 0, script.stderr
+    assert "nothing to record on cpu" in script.stderr
+
+    done = python_in_repo("-c", NO_TORCH.format(argvs=f"{argv!r},"))
+    assert done.returncode == 0, done.stderr
+    codes, seconds = done.stdout.splitlines()[-1].rsplit(" ", 1)
+    assert codes == "[0]"
+    assert float(seconds) < 1.0
+
+
+# -- 10. the store: atomic writes, recordings in the right place -----------------------------
+
+
+def a_recording(name: str = "lesson/01_a.py", target: str = "cpu", status: str = "ok") -> Recording:
+    return Recording(snippet=name, target=target, sha256="0" * 64, status=status, exit_code=0,
+                     stdout=["hello"], stderr=[], duration_s=0.1, recorded_at="2026-01-01T00:00:00Z",
+                     machine=dict(FAKE_MACHINE))
+
+
+def test_store_write_leaves_no_temporary_file_behind(tmp_path):
+    store = Store(tmp_path)
+
+    path = store.write(a_recording())
+    store.write(a_recording())  # and again, over the first
+
+    assert sorted(p.name for p in path.parent.iterdir()) == ["01_a.json"]
+    assert store.load(path) == a_recording()
+
+
+def test_store_write_that_fails_keeps_the_old_file_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    store = Store(tmp_path)
+    path = store.write(a_recording())
+    before = path.read_bytes()
+
+    def fail(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        store.write(a_recording(status="error"))
+
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["01_a.json"]
+
+
+@pytest.mark.parametrize("held", [("lesson/01_a.py", "cpu"), ("lesson/02_b.py", "cuda")],
+                         ids=["other-snippet", "other-target"])
+def test_recording_in_the_wrong_place_is_an_error_naming_the_file(tmp_path, capsys, held):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_b.py", HELLO)
+    wrong = rec_path(tmp_path, "lesson/02_b.py", "cpu")
+    wrong.parent.mkdir(parents=True)
+    wrong.write_text(a_recording(*held).to_json(), encoding="utf-8")
+    store = Store(tmp_path)
+
+    with pytest.raises(RecordingError, match="recordings/cpu/lesson/02_b.json: holds"):
+        store.read("lesson/02_b.py", "cpu")
+    assert main(tmp_path, "--check") == 1
+    assert ("error lesson/02_b.py on cpu: invalid (recordings/cpu/lesson/02_b.json: holds "
+            f"{held[0]} on {held[1]}, but its place says lesson/02_b.py on cpu") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"schema": 1}', '{"schema": 99}'],
+                         ids=["not-json", "fields-missing", "other-schema"])
+def test_unreadable_recording_is_invalid_and_re_recorded(tmp_path, capsys, content):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    path = rec_path(tmp_path, "lesson/01_a.py")
+    path.parent.mkdir(parents=True)
+    path.write_text(content, encoding="utf-8")
+
+    assert main(tmp_path, "--check") == 1
+    out = capsys.readouterr().out
+    assert "error lesson/01_a.py on cpu: invalid (recordings/cpu/lesson/01_a.json: " in out
+
+    assert main(tmp_path) == 0
+    assert recording(tmp_path, "lesson/01_a.py")["status"] == "ok"
+
+
+# -- 11. malformed snippet metadata ----------------------------------------------------------
+
+BAD_METADATA = {
+    "bad toml": ("# requires = [cuda\n", "the '# /// script' block is not valid TOML"),
+    "unknown key": (
+        "# [tool.record-runs]\n# timout = 5\n", "unknown key(s) ['timout'] under [tool.record-runs]"
+    ),
+    "requires a string": ('# [tool.record-runs]\n# requires = "cuda"\n', "requires must be a list"),
+    "requires unknown hardware": ('# [tool.record-runs]\n# requires = ["tpu"]\n', "requires must be a list"),
+    "requires a nested list": ('# [tool.record-runs]\n# requires = [["cuda"]]\n', "requires must be a list"),
+    "record-runs not a table": ("# [tool]\n# record-runs = 5\n", "[tool.record-runs] must be a table"),
+    "tool not a table": ('# tool = "record-runs"\n', "[tool.record-runs] must be a table"),
+    "timeout zero": ("# [tool.record-runs]\n# timeout = 0\n", "timeout must be a positive number"),
+    "timeout text": ('# [tool.record-runs]\n# timeout = "10"\n', "timeout must be a positive number"),
+}
+
+
+@pytest.mark.parametrize("header, message", BAD_METADATA.values(), ids=BAD_METADATA.keys())
+def test_malformed_metadata_is_a_snippet_error_naming_the_file(tmp_path, runs, capsys, header, message):
+    add_snippet(tmp_path, "lesson/01_ok.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_bad.py", f"# /// script\n{header}# ///\n{HELLO}")
+
+    with pytest.raises(SnippetError) as raised:
+        load(tmp_path / "snippets", "lesson/02_bad.py")
+    assert str(raised.value).startswith("lesson/02_bad.py: ")
+    assert message in str(raised.value)
+
+    assert main(tmp_path) == 2
+    assert main(tmp_path, "--check") == 2
+    err = capsys.readouterr().err
+    assert "record_runs.py: lesson/02_bad.py: " in err and message in err
+    assert runs == [] and recordings(tmp_path) == {}
+
+
+def test_two_metadata_blocks_are_a_snippet_error(tmp_path):
+    block = "# /// script\n# dependencies = []\n# ///\n"
+    add_snippet(tmp_path, "lesson/01_twice.py", block + "x = 1\n" + block + HELLO)
+
+    with pytest.raises(SnippetError, match=r"^lesson/01_twice.py: more than one '# /// script' block"):
+        load(tmp_path / "snippets", "lesson/01_twice.py")
+
+
+def test_well_formed_metadata_is_read_and_hidden_from_readers(tmp_path):
+    add_snippet(tmp_path, "lesson/01_gpu.py", """
+        # /// script
+        # dependencies = ["torch"]
+        # [tool.record-runs]
+        # requires = ["cuda"]
+        # timeout = 600
+        # ///
+        print("gpu")
+    """)
+
+    snippet = load(tmp_path / "snippets", "lesson/01_gpu.py")
+
+    assert snippet.requires == {"cuda"} and snippet.timeout == 600.0
+    assert snippet.targets() == ("cuda",)
+    assert snippet.display_source() == 'print("gpu")\n'
+
+
+def test_timeout_option_must_be_positive(tmp_path):
+    with pytest.raises(SystemExit) as raised:
+        main(tmp_path, "--timeout", "0")
+    assert raised.value.code == 2
