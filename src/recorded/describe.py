@@ -12,9 +12,15 @@ _FEATURE_NAMES = {
 _TELLING = ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2", "bf16", "sve", "asimdhp")
 
 
+def telling_features(machine: dict) -> list[str]:
+    """The CPU's features that decide this lesson's results, most telling first."""
+    have = (machine.get("cpu") or {}).get("features", [])
+    return [_FEATURE_NAMES[f] for f in _TELLING if f in have]
+
+
 def cpu(machine: dict) -> str:
     c = machine.get("cpu") or {}
-    feats = [_FEATURE_NAMES[f] for f in _TELLING if f in c.get("features", [])][:3]
+    feats = telling_features(machine)[:3]
     text = c.get("model") or "unknown CPU"
     if feats:
         text += f" ({', '.join(feats)})"

@@ -26,7 +26,7 @@ from pymdownx.blocks import BlocksExtension
 from pymdownx.blocks.block import Block
 from pymdownx.highlight import Highlight
 
-from . import blocks, claims, describe
+from . import blocks, claims, describe, inventory
 from .snippets import TARGETS, Snippet, SnippetError, load
 from .store import State, Store, record_command
 
@@ -237,6 +237,66 @@ def _highlighter(md: Markdown) -> Highlight:
     return Highlight(md)
 
 
+class RecordingsBlock(Block):
+    """``/// recordings``: every snippet x target with its state, and the machines used.
+
+    Built as elements, not raw HTML, so MkDocs resolves and checks the links to pages.
+    """
+
+    NAME = "recordings"
+    ARGUMENT = False
+
+    def on_markdown(self) -> str:
+        return "raw"
+
+    def on_create(self, parent: etree.Element) -> etree.Element:
+        return etree.SubElement(parent, "div", {"class": "recordings-inventory"})
+
+    def on_end(self, block: etree.Element) -> None:
+        block.text = None
+        store: Store = self.config["store"]
+        items = inventory.entries(store, store.root / "docs")
+        etree.SubElement(block, "p", {"class": "recordings-totals"}).text = inventory.totals(items)
+        table = etree.SubElement(block, "table")
+        head = etree.SubElement(etree.SubElement(table, "thead"), "tr")
+        for title in ("snippet", "target", "state", "run time", "recorded", "machine"):
+            etree.SubElement(head, "th").text = title
+        body = etree.SubElement(table, "tbody")
+        for e in items:
+            row = etree.SubElement(body, "tr", {"class": f"state-{e.state.name.lower()}"})
+            cell = etree.SubElement(row, "td")
+            if e.page:
+                link = etree.SubElement(cell, "a", {"href": e.page})
+                etree.SubElement(link, "code").text = e.snippet.name
+            else:
+                etree.SubElement(cell, "code").text = e.snippet.name
+            rec = e.recording
+            values = (
+                TAB_LABELS[e.target], e.state.value,
+                f"{rec.duration_s:.1f} s" if rec else "",
+                rec.recorded_at[:10] if rec else "",
+                describe.machine(rec.machine) if rec else "",
+            )
+            for value in values:
+                etree.SubElement(row, "td").text = value
+        etree.SubElement(block, "h2", {"id": "machines"}).text = "Machines"
+        for title, info in inventory.machines(items).items():
+            m = info["machine"]
+            etree.SubElement(block, "h3").text = title
+            facts = etree.SubElement(block, "ul")
+            for label, value in (
+                ("recorded", f"{info['count']} recordings, target {', '.join(TAB_LABELS[t] for t in sorted(info['targets']))}"),
+                ("CPU", describe.cpu(m)),
+                ("CPU features that matter here", ", ".join(describe.telling_features(m)) or "none of those listed"),
+                ("GPU", describe.gpu(m) or "none visible"),
+                ("operating system", m.get("os")),
+                ("Python, torch, numpy", f"{m.get('python')}, {m.get('torch')}, {m.get('numpy')}"),
+            ):
+                item = etree.SubElement(facts, "li")
+                etree.SubElement(item, "strong").text = f"{label}: "
+                etree.SubElement(item, "span").text = str(value)
+
+
 class RecordedExtension(BlocksExtension):
     def __init__(self, **kwargs):
         self.config = {
@@ -256,9 +316,9 @@ class RecordedExtension(BlocksExtension):
         strict = self.getConfig("strict")
         if isinstance(strict, str):  # from an environment variable via !ENV
             strict = strict.strip().lower() in ("1", "true", "yes", "on")
-        block_mgr.register(RecordedBlock, {
-            "store": Store(root), "strict": bool(strict), "page": page,
-        })
+        store = Store(root)
+        block_mgr.register(RecordedBlock, {"store": store, "strict": bool(strict), "page": page})
+        block_mgr.register(RecordingsBlock, {"store": store})
 
 
 def makeExtension(**kwargs):  # noqa: N802 (the name Python-Markdown looks for)

@@ -1,0 +1,67 @@
+"""Every snippet on every target: its state, its recording, and the machines that made them.
+
+Standard library only. The recordings page renders this; the counts are the site's
+execution statistics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import blocks, describe
+from .snippets import TARGETS, Snippet, discover
+from .store import Recording, State, Store
+
+
+@dataclass
+class Entry:
+    snippet: Snippet
+    target: str
+    state: State
+    recording: Recording | None
+    page: str | None  # docs-relative page and anchor that shows the snippet
+
+
+def pages_showing(docs_dir: Path) -> dict[str, str]:
+    """snippet name -> 'page.md#anchor' of the first page block that shows it."""
+    shown: dict[str, str] = {}
+    for page in sorted(docs_dir.rglob("*.md")):
+        for _, name in blocks.headers(page.read_text(encoding="utf-8").splitlines()):
+            shown.setdefault(name, f"{page.relative_to(docs_dir).as_posix()}#{blocks.anchor(name)}")
+    return shown
+
+
+def entries(store: Store, docs_dir: Path) -> list[Entry]:
+    shown = pages_showing(docs_dir)
+    out = []
+    for snippet in discover(store.snippets_dir):
+        for target in TARGETS:
+            state, rec, _ = store.state(snippet, target)
+            out.append(Entry(snippet, target, state, rec, shown.get(snippet.name)))
+    return out
+
+
+def machines(items: list[Entry]) -> dict[str, dict]:
+    """One entry per distinct machine (as described), with the targets it recorded."""
+    found: dict[str, dict] = {}
+    for e in items:
+        if e.recording is None:
+            continue
+        m = e.recording.machine
+        key = describe.machine(m)
+        info = found.setdefault(key, {"machine": m, "targets": set(), "count": 0})
+        info["targets"].add(e.target)
+        info["count"] += 1
+    return found
+
+
+def totals(items: list[Entry]) -> str:
+    """A one-line summary, like Sphinx-Gallery's execution statistics."""
+    states = Counter(e.state for e in items)
+    seconds = sum(e.recording.duration_s for e in items if e.recording and e.state is State.FRESH)
+    parts = [f"{states[s]} {s.value}" for s in State if states[s]]
+    snippets = len({e.snippet.name for e in items})
+    return (f"{snippets} snippets on {len(TARGETS)} targets: {', '.join(parts)}. "
+            f"The fresh recordings ran for {seconds:.1f} s in all.")
