@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from recorded import blocks
-from recorded.snippets import TARGETS, discover
+from recorded import blocks, inventory
+from recorded.snippets import discover
 from recorded.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,8 +36,7 @@ def test_every_block_names_an_existing_snippet():
 
 
 def test_every_recording_belongs_to_a_snippet():
-    expected = {STORE.path(s.name, t) for s in discover(STORE.snippets_dir) for t in TARGETS}
-    orphans = [p.relative_to(ROOT).as_posix() for p in STORE.recording_files() if p not in expected]
+    orphans = [p.relative_to(ROOT).as_posix() for p in inventory.orphans(STORE)]
     assert not orphans, f"recordings for no snippet (renamed or deleted?): {orphans}; delete them."
 
 

@@ -43,6 +43,12 @@ def entries(store: Store, docs_dir: Path) -> list[Entry]:
     return out
 
 
+def orphans(store: Store) -> list[Path]:
+    """Recording files that belong to no snippet and target (renamed or deleted snippets)."""
+    expected = {store.path(s.name, t) for s in discover(store.snippets_dir) for t in TARGETS}
+    return [p for p in store.recording_files() if p not in expected]
+
+
 def machines(items: list[Entry]) -> dict[str, dict]:
     """One entry per distinct machine (as described), with the targets it recorded."""
     found: dict[str, dict] = {}

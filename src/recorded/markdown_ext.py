@@ -256,6 +256,9 @@ class RecordingsBlock(Block):
         block.text = None
         store: Store = self.config["store"]
         items = inventory.entries(store, store.root / "docs")
+        for orphan in inventory.orphans(store):
+            log.warning(f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
+                        "(renamed or deleted?); delete it.")
         etree.SubElement(block, "p", {"class": "recordings-totals"}).text = inventory.totals(items)
         table = etree.SubElement(block, "table")
         head = etree.SubElement(etree.SubElement(table, "thead"), "tr")

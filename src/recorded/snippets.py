@@ -87,6 +87,9 @@ def load(snippets_dir: Path, name: str) -> Snippet:
     if pure.suffix != ".py":
         raise SnippetError(f"{name!r}: snippets are Python files ending in .py.")
     path = snippets_dir.joinpath(*pure.parts)
+    # A link inside snippets/ must not lead the recorder or the pages outside it.
+    if path.exists() and not path.resolve().is_relative_to(snippets_dir.resolve()):
+        raise SnippetError(f"{name!r}: resolves outside {snippets_dir}; snippets must live inside it.")
     if not path.is_file():
         raise SnippetError(f"{name!r}: no such snippet in {snippets_dir}.")
     meta = parse_metadata(path.read_text(encoding="utf-8"), where=str(pure))

@@ -1,0 +1,222 @@
+"""Nothing lost, nothing injected: interrupted and concurrent recorders, hostile inputs.
+
+The recorder runs here as a real process (it must survive a real SIGINT), on a throwaway
+project; the property tests throw generated text at the claim matcher, the recording
+loader and the block parser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import markdown
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recorded import blocks, claims
+from recorded.store import Recording, RecordingError, Store
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def project(tmp_path: Path, snippets: dict[str, str]) -> Path:
+    for name, code in snippets.items():
+        path = tmp_path / "snippets" / "lesson" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+    return tmp_path
+
+
+def recorder(root: Path, *args: str, tmpdir: Path) -> subprocess.Popen:
+    """The real CLI in its own process, its temporary files kept under tmpdir."""
+    code = "import sys; from recorded.cli import main; sys.exit(main(sys.argv[2:], root=sys.argv[1]))"
+    env = dict(os.environ, PYTHONPATH=str(SRC), TMPDIR=str(tmpdir))
+    return subprocess.Popen([sys.executable, "-c", code, str(root), "--target", "cpu", *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie has exited; only its parent's bookkeeping remains.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+# -- Ctrl-C -------------------------------------------------------------------------------------
+
+HANGS_WITH_CHILD = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+open(os.environ["PIDFILE"], "w").write(str(child.pid))
+time.sleep(60)
+"""
+
+
+def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path, monkeypatch):
+    root = project(tmp_path / "p", {"a_fast.py": 'print("done")\n', "b_hangs.py": HANGS_WITH_CHILD})
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    pidfile = tmp_path / "child.pid"
+    monkeypatch.setenv("PIDFILE", str(pidfile))
+    proc = recorder(root, tmpdir=tmpdir)
+    deadline = time.monotonic() + 60
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pidfile.exists(), "the hanging snippet never started"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    store = Store(root)
+    assert store.read("lesson/a_fast.py", "cpu").stdout == ["done"]  # finished before, kept
+    assert store.read("lesson/b_hangs.py", "cpu") is None  # interrupted, nothing half-written
+    assert not list(root.rglob("*.tmp")), "a temporary recording file was left behind"
+    assert not list(tmpdir.iterdir()), "a run's temporary folder was left behind"
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(child), "the snippet's child process outlived the interrupted run"
+
+
+# -- two recorders at once ------------------------------------------------------------------------
+
+def test_two_recorders_at_once_leave_only_valid_recordings(tmp_path):
+    snippets = {f"s{i}.py": f'print("{i}" * 1000)\n' for i in range(6)}
+    root = project(tmp_path / "p", snippets)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    procs = [recorder(root, "--force", tmpdir=tmpdir) for _ in range(2)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    store = Store(root)
+    for i in range(6):
+        assert store.read(f"lesson/s{i}.py", "cpu").stdout == [str(i) * 1000]
+    assert not list(root.rglob("*.tmp"))
+
+
+# -- property-based: the claim matcher --------------------------------------------------------------
+
+text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=40)
+
+
+@given(text)
+def test_a_line_always_matches_itself(line):
+    if "..." not in line:
+        assert claims.line_matches(line, line)
+
+
+@given(text, st.data())
+def test_a_line_with_parts_elided_still_matches(line, data):
+    # Replace a random slice of the line with "...": the claim must still match the line.
+    line = line.rstrip()  # trailing spaces are ignored on both sides, so leave them out here
+    i = data.draw(st.integers(0, len(line)))
+    j = data.draw(st.integers(i, len(line)))
+    assert claims.line_matches(line[:i] + "..." + line[j:], line)
+
+
+@given(st.lists(text, max_size=8), st.data())
+def test_an_ordered_subset_of_the_output_is_always_found(lines, data):
+    chosen = sorted(data.draw(st.sets(st.integers(0, len(lines) - 1), max_size=len(lines))) if lines else [])
+    wanted = [lines[i] for i in chosen if "..." not in lines[i]]
+    assert None not in claims.match(wanted, lines)
+
+
+@given(text, text)
+def test_a_claim_without_ellipsis_matches_only_the_same_line(claim, line):
+    if "..." not in claim:
+        assert claims.line_matches(claim, line) == (claim.rstrip() == line.rstrip())
+
+
+# -- property-based: the recording loader ---------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
+    max_leaves=20,
+)
+GOOD = {
+    "schema": 1, "snippet": "lesson/a.py", "target": "cpu", "sha256": "0" * 64, "status": "ok",
+    "exit_code": 0, "stdout": ["x"], "stderr": [], "duration_s": 0.1,
+    "recorded_at": "2026-12-02T00:00:00Z", "machine": {},
+}
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=150)
+@given(st.dictionaries(st.sampled_from(sorted(GOOD)), json_values, max_size=len(GOOD)))
+def test_any_json_object_is_a_recording_or_a_clear_error(tmp_path, overrides):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**GOOD, **overrides}))
+    try:
+        rec = Store(tmp_path).load(path)
+    except RecordingError as exc:
+        assert "r.json" in str(exc) and "Fix:" in str(exc)
+    else:
+        assert isinstance(rec, Recording) and all(isinstance(x, str) for x in rec.stdout)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=100)
+@given(st.binary(max_size=200))
+def test_any_bytes_are_a_recording_or_a_clear_error(tmp_path, data):
+    path = tmp_path / "r.json"
+    path.write_bytes(data)
+    try:
+        Store(tmp_path).load(path)
+    except RecordingError as exc:
+        assert "r.json" in str(exc)
+
+
+# -- fuzzing the block parser ----------------------------------------------------------------------
+
+markdownish = st.lists(
+    st.sampled_from([
+        "/// recorded | lesson/a.py", "/// recorded", "///", "expect:", '  - "x"', "  - ...",
+        "expect_on:", "  cpu:", "    - y", "```", "~~~", "    indented", "# Heading", "", "text <b>",
+        "/// recorded | ../etc/passwd", "unknown: 1", "{", "- [", ": :", "!!! note", "<script>x</script>",
+    ]) | text,
+    max_size=25,
+).map("\n".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(markdownish)
+def test_block_bodies_parse_or_fail_with_a_block_error(body):
+    try:
+        blocks.parse("lesson/a.py", body)
+    except blocks.BlockError:
+        pass
+
+
+@pytest.fixture(scope="module")
+def fuzz_project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fuzz")
+    project(root, {"a.py": 'print("<script>alert(1)</script>")\n'})
+    return root
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=100, deadline=None)
+@given(markdownish)
+def test_random_markdown_renders_without_crashing_or_injecting(fuzz_project, page):
+    md = markdown.Markdown(extensions=[
+        "admonition", "pymdownx.superfences", "pymdownx.highlight",
+        "pymdownx.tabbed", "recorded.markdown_ext",
+    ], extension_configs={"recorded.markdown_ext": {"root": str(fuzz_project)}})
+    html = md.convert(page)
+    assert "<script>x</script>" not in html or "<script>x</script>" in page
+    assert "<script>alert(1)</script>" not in html  # recorded output is always escaped
+    assert "/etc/passwd" not in html or "/etc/passwd" in page

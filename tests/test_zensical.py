@@ -1,0 +1,50 @@
+"""The site builds with Zensical, Material for MkDocs' successor, from the same mkdocs.yml.
+
+Zensical loads Python-Markdown extensions but not MkDocs hooks or plugins; the lesson's
+blocks are a Markdown extension precisely so that they survive the move.
+"""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recorded import blocks
+
+ROOT = Path(__file__).resolve().parents[1]
+ZENSICAL = Path(sys.executable).parent / "zensical"
+pytestmark = pytest.mark.build
+
+
+def lesson_pages() -> list[Path]:
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    return [p for p in pages if blocks.headers(p.read_text(encoding="utf-8").splitlines())]
+
+
+@pytest.fixture(scope="module")
+def zensical_site(tmp_path_factory) -> Path:
+    if not ZENSICAL.exists():
+        pytest.fail("zensical is not installed in this environment; `make test` installs it")
+    copy = tmp_path_factory.mktemp("zensical")
+    for part in ("mkdocs.yml", "docs", "snippets", "recordings"):
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, copy / part)
+    done = subprocess.run([ZENSICAL, "build"], cwd=copy, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return copy / "site"
+
+
+@pytest.mark.parametrize("page", lesson_pages(), ids=lambda p: p.name)
+def test_lesson_pages_carry_their_recorded_outputs_and_tabs(zensical_site, page):
+    html = (zensical_site / page.stem / "index.html").read_text(encoding="utf-8")
+    shown = [name for _, name in blocks.headers(page.read_text(encoding="utf-8").splitlines())]
+    assert html.count('class="tabbed-set tabbed-alternate recorded-outputs"') == len(shown)
+    labels = re.findall(r'<label for="__recorded_\d+_\d+">([^<]*)</label>', html)
+    assert labels == ["CPU", "CUDA"] * len(shown)
+    for name in shown:
+        assert f'<span class="filename">{name}</span>' in html, f"{name}'s code is missing"
+    # Each output tab either holds a recording with its provenance line or says why not.
+    assert html.count('class="recorded-provenance"') + html.count('class="admonition') >= len(shown)
