@@ -9,10 +9,16 @@ from pathlib import Path
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
 
-from recorded.sybil_parser import RecordedParser
+from recorded.sybil_parser import LiveRuns, RecordedParser
+
+ROOT = Path(__file__).parent
 
 pytest_collect_file = Sybil(
-    parsers=[RecordedParser(root=Path(__file__).parent), PythonCodeBlockParser(), SkipParser()],
+    parsers=[
+        RecordedParser(ROOT, LiveRuns(compile_cache=ROOT / ".pytest_cache" / "compile-cache")),
+        PythonCodeBlockParser(),
+        SkipParser(),
+    ],
     path="docs",
     patterns=["*.md"],
 ).pytest()

@@ -32,16 +32,20 @@ class RunResult:
     duration_s: float
 
 
-def target_env(target: str, workdir: Path) -> dict[str, str]:
-    """The environment a snippet runs in for a target."""
+def target_env(target: str, workdir: Path, compile_cache: Path | None = None) -> dict[str, str]:
+    """The environment a snippet runs in for a target.
+
+    Recordings use a fresh torch.compile cache per run, so a first compiled call is timed
+    cold; the tests may pass a lasting ``compile_cache`` to skip recompiling each session.
+    """
+    cache = compile_cache or workdir
     env = dict(os.environ)
     env.update(
         PYTHONUNBUFFERED="1",
         PYTHONDONTWRITEBYTECODE="1",
         MPLBACKEND="Agg",
-        # A fresh cache per run, so a first torch.compile call is timed cold.
-        TORCHINDUCTOR_CACHE_DIR=str(workdir / "torchinductor-cache"),
-        TRITON_CACHE_DIR=str(workdir / "triton-cache"),
+        TORCHINDUCTOR_CACHE_DIR=str(cache / "torchinductor-cache"),
+        TRITON_CACHE_DIR=str(cache / "triton-cache"),
     )
     if target == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # hide any GPU, so the CPU tab is the CPU's
@@ -75,14 +79,17 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def run(snippet: Snippet, target: str, timeout: float, python: str = sys.executable) -> RunResult:
+def run(
+    snippet: Snippet, target: str, timeout: float, python: str = sys.executable,
+    compile_cache: Path | None = None,
+) -> RunResult:
     with tempfile.TemporaryDirectory(prefix="record-runs-") as tmp:
         workdir = Path(tmp)
         start = time.perf_counter()
         proc = subprocess.Popen(
             [python, str(snippet.path.resolve())],
             cwd=workdir,
-            env=target_env(target, workdir),
+            env=target_env(target, workdir, compile_cache),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

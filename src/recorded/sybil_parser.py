@@ -34,8 +34,11 @@ def strict() -> bool:
 class LiveRuns:
     """Runs each snippet at most once per session and remembers the result."""
 
-    def __init__(self, run=runner.run):
+    def __init__(self, run=runner.run, compile_cache: Path | None = None):
         self._run = run
+        # A lasting torch.compile cache spares each test session the recompilation; the
+        # recordings, which report compile times, are always made with a cold one.
+        self._options = {"compile_cache": compile_cache} if compile_cache else {}
         self.results: dict[tuple[str, str], runner.RunResult] = {}
         self.count: dict[str, int] = {}
         self._target: str | None = None
@@ -52,7 +55,9 @@ class LiveRuns:
         key = (snippet.name, snippet.sha256())
         if key not in self.results:
             self.count[snippet.name] = self.count.get(snippet.name, 0) + 1
-            self.results[key] = self._run(snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT)
+            self.results[key] = self._run(
+                snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT, **self._options
+            )
         return self.results[key]
 
 
