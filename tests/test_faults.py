@@ -17,7 +17,7 @@ from pathlib import Path
 
 import markdown
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from recorded import blocks, claims
@@ -127,6 +127,9 @@ def test_a_line_with_parts_elided_still_matches(line, data):
     line = line.rstrip()  # trailing spaces are ignored on both sides, so leave them out here
     i = data.draw(st.integers(0, len(line)))
     j = data.draw(st.integers(i, len(line)))
+    # A dot next to the inserted "..." makes the claim ambiguous (doctest reads it the same
+    # way), so such cases say nothing about the matcher.
+    assume(not line[:i].endswith(".") and not line[j:].startswith("."))
     assert claims.line_matches(line[:i] + "..." + line[j:], line)
 
 

@@ -63,11 +63,15 @@ def record(
     out: TextIO | None = None,
     python: str = sys.executable,
     machine_for: Callable[[str], dict] | None = None,
+    on_run: Callable[[Recording, bool], None] | None = None,
 ) -> tuple[list[Recording], list[Item]]:
     """Run the items in order. Returns the recordings made and the items that failed.
 
     Progress goes to ``out``, by default to ``sys.stderr`` as it is at call time (not at
-    import time), so a redirected stderr receives it.
+    import time), so a redirected stderr receives it. ``on_run(recording, written)`` is
+    called after every run, also for a failed run that was not written because a good
+    recording is kept, and before the next run starts (so a caller keeps what finished
+    before a Ctrl-C).
     """
     if out is None:
         out = sys.stderr
@@ -98,9 +102,12 @@ def record(
             machine=info,
         )
         print(f" {result.duration_s:.1f} s {result.status}", file=out, flush=True)
-        if rec.ok or not (item.recording and item.recording.ok):
+        written = rec.ok or not (item.recording and item.recording.ok)
+        if written:
             store.write(rec)
             made.append(rec)
+        if on_run:
+            on_run(rec, written)
         if not rec.ok:
             failed.append(item)
             kept = " (the previous good recording is kept)" if item.recording and item.recording.ok else ""
@@ -110,3 +117,41 @@ def record(
             if fail_fast:
                 break
     return made, failed
+
+
+def shard(items: list[Item], index: int, count: int) -> list[Item]:
+    """The items that runner ``index`` of ``count`` (1-based) takes, in their given order.
+
+    Deterministic, so every runner computes the same split from the same checkout: greedy
+    longest-processing-time on the last recorded duration of each item (a stale or failed
+    recording's duration counts too); an item without one counts as the median of the
+    known durations, or 1 s when none is known. The longest item goes first, to the
+    runner with the least work so far (the lowest number on a tie); equal durations go in
+    order of snippet name. Items of different targets are split separately, and items not
+    applicable to their target take part in no shard. The ``count`` shards together hold
+    every applicable item exactly once.
+    """
+    if not 1 <= index <= count:
+        raise ValueError(f"shard {index}/{count}: need 1 <= I <= N")
+    taken: set[int] = set()
+    for target in dict.fromkeys(i.target for i in items):
+        group = [i for i in items if i.target == target and i.state is not State.NOT_APPLICABLE]
+        weights = shard_weights(group)
+        loads = [0.0] * count
+        for item in sorted(group, key=lambda i: (-weights[id(i)], i.snippet.name)):
+            n = min(range(count), key=lambda k: (loads[k], k))
+            loads[n] += weights[id(item)]
+            if n == index - 1:
+                taken.add(id(item))
+    return [i for i in items if id(i) in taken]
+
+
+def shard_weights(items: list[Item]) -> dict[int, float]:
+    """Seconds each item is expected to take, by ``id(item)``: see ``shard``."""
+    known = sorted(i.last_duration for i in items if i.last_duration is not None)
+    if known:
+        mid = len(known) // 2
+        guess = known[mid] if len(known) % 2 else (known[mid - 1] + known[mid]) / 2
+    else:
+        guess = 1.0
+    return {id(i): (i.last_duration if i.last_duration is not None else guess) for i in items}

@@ -80,6 +80,10 @@ class Recording:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
+#: The keys of a stored recording, in the order they are written.
+RECORDING_FIELDS = tuple(Recording.__dataclass_fields__)
+
+
 class Store:
     """Where the snippets and their recordings live, and how to read and write them."""
 
@@ -119,15 +123,7 @@ class Store:
     def write(self, rec: Recording) -> Path:
         """Write atomically: a temporary file in the same folder, then a rename."""
         path = self.path(rec.snippet, rec.target)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(rec.to_json())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(path, rec.to_json())
         return path
 
     def state(self, snippet: Snippet, target: str) -> tuple[State, Recording | None, str]:
@@ -154,6 +150,21 @@ class Store:
             return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return str(path)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write text to path through a temporary file in the same folder and a rename, so a
+    reader sees the old file or the new one, never half of one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def record_command(snippet_name: str, target: str) -> str:

@@ -1,0 +1,303 @@
+"""Bundles: every recording one run made, in one file, and merging bundles into a store.
+
+Standard library only. A hardware runner records with ``--bundle FILE`` and uploads the
+file; a merge step imports it with ``--import FILE...``. A bundle is one JSON object::
+
+    {"bundle": 1, "created_at": "...Z", "machine": {summary} or null,
+     "recordings": [<recording objects exactly as the store writes them>],
+     "recordings_sha256": "<sha256 of those recordings as the store writes them>"}
+
+Import is all-or-nothing per bundle: a file that is not a bundle, a recording that is
+not a valid recording, a snippet that does not exist here, a target the snippet cannot
+run on, a snippet recorded twice, or a recording of other snippet bytes than the snippet
+has now (unless ``allow_stale``) refuses the whole bundle, and nothing of it is written.
+Otherwise each recording is written exactly as ``Store.write`` writes it (so a recording
+exported and imported again comes back byte for byte), unless the file here already
+holds those bytes (unchanged, not even touched) or holds a better recording: a failed
+run never replaces a good recording, and a stale one never replaces a fresh one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from . import describe
+from .snippets import SnippetError, load
+from .store import RECORDING_FIELDS, Recording, RecordingError, Store, write_atomically
+
+BUNDLE_VERSION = 1
+BUNDLE_KEYS = ("bundle", "created_at", "machine", "recordings", "recordings_sha256")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be imported; the message names the file and says why."""
+
+
+def digest(recordings: list[Recording]) -> str:
+    """The checksum a bundle carries: of its recordings exactly as the store writes them."""
+    h = hashlib.sha256()
+    for rec in recordings:
+        h.update(rec.to_json().encode("utf-8"))
+    return h.hexdigest()
+
+
+def summary(recordings: list[Recording]) -> dict | None:
+    """A short description of the machine that made the recordings, for a reviewer."""
+    if not recordings:
+        return None
+    m = recordings[0].machine
+    return {
+        "description": describe.machine(m),
+        "targets": sorted({r.target for r in recordings}),
+        "python": m.get("python"),
+        "torch": m.get("torch"),
+        "numpy": m.get("numpy"),
+        "git": m.get("git"),
+    }
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def bundle_json(recordings: list[Recording], created_at: str | None = None) -> str:
+    data = {
+        "bundle": BUNDLE_VERSION,
+        "created_at": created_at or now_utc(),
+        "machine": summary(recordings),
+        "recordings": [json.loads(r.to_json()) for r in recordings],
+        "recordings_sha256": digest(recordings),
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_bundle(path: Path, recordings: list[Recording]) -> Path:
+    """Write the bundle atomically (a temporary file beside it, then a rename)."""
+    path = Path(path)
+    if path.is_dir():
+        raise BundleError(f"--bundle {path}: is a folder; name a file, such as {path / 'bundle.json'}.")
+    write_atomically(path, bundle_json(recordings))
+    return path
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Bundle:
+    path: Path
+    created_at: str
+    machine: dict | None
+    recordings: list[Recording]
+
+
+def _recording(data: object, where: str) -> Recording:
+    """One recording of a bundle, checked as strictly as the store's own files and more."""
+    if isinstance(data, dict):
+        unknown = sorted(set(data) - set(RECORDING_FIELDS))
+        if unknown:
+            raise RecordingError(f"{where}: unknown field(s) {unknown}.")
+        missing = sorted(set(RECORDING_FIELDS) - set(data))
+        if missing:
+            raise RecordingError(f"{where}: field(s) {missing} missing.")
+    rec = Recording.from_dict(data, where)
+    if not isinstance(rec.sha256, str) or not _SHA256.fullmatch(rec.sha256):
+        raise RecordingError(f"{where}: sha256 {rec.sha256!r} is not 64 lowercase hex digits.")
+    if rec.exit_code is not None and (isinstance(rec.exit_code, bool) or not isinstance(rec.exit_code, int)):
+        raise RecordingError(f"{where}: exit_code {rec.exit_code!r} is neither a number nor null.")
+    if isinstance(rec.duration_s, bool) or not math.isfinite(rec.duration_s) or rec.duration_s < 0:
+        raise RecordingError(f"{where}: duration_s {rec.duration_s!r} is not a number of seconds.")
+    return rec
+
+
+def read_bundle(path: Path) -> Bundle:
+    """Parse and check one bundle file. Raises BundleError naming the file."""
+    path = Path(path)
+    where = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise BundleError(f"{where}: no such file.") from None
+    except IsADirectoryError:
+        raise BundleError(f"{where}: is a folder, not a bundle file.") from None
+    except OSError as exc:
+        raise BundleError(f"{where}: cannot be read ({exc.strerror or exc}).") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(
+            f"{where}: not a JSON bundle ({exc}); it may be damaged or not a bundle at all."
+        ) from None
+    if not isinstance(data, dict) or "bundle" not in data:
+        raise BundleError(f"{where}: not a bundle (a JSON object with a \"bundle\" key, "
+                          "as `record_runs.py --bundle FILE` writes).")
+    if data["bundle"] != BUNDLE_VERSION:
+        raise BundleError(f"{where}: bundle format {data['bundle']!r}, this project reads {BUNDLE_VERSION}.")
+    unknown = sorted(set(data) - set(BUNDLE_KEYS))
+    missing = sorted(set(BUNDLE_KEYS) - set(data))
+    if unknown or missing:
+        raise BundleError(f"{where}: wrong bundle layout"
+                          + (f"; unknown key(s) {unknown}" if unknown else "")
+                          + (f"; missing key(s) {missing}" if missing else "") + ".")
+    if not isinstance(data["created_at"], str) or not isinstance(data["recordings_sha256"], str):
+        raise BundleError(f"{where}: created_at and recordings_sha256 must be strings.")
+    if not (data["machine"] is None or isinstance(data["machine"], dict)):
+        raise BundleError(f"{where}: machine must be an object or null.")
+    if not isinstance(data["recordings"], list):
+        raise BundleError(f"{where}: recordings must be a list.")
+    recs = []
+    for n, item in enumerate(data["recordings"], 1):
+        label = item.get("snippet") if isinstance(item, dict) else None
+        try:
+            named = f"recording {n}" + (f" ({label})" if isinstance(label, str) else "")
+            recs.append(_recording(item, named))
+        except RecordingError as exc:
+            raise BundleError(f"{where}: {exc}") from None
+    if digest(recs) != data["recordings_sha256"]:
+        raise BundleError(f"{where}: its recordings do not match its checksum (recordings_sha256): "
+                          "the file was edited or damaged after it was written. Make it again with "
+                          "`record_runs.py --bundle FILE`.")
+    return Bundle(path, data["created_at"], data["machine"], recs)
+
+
+# -- importing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    recording: Recording
+    action: str  # imported, unchanged, refused, or "not imported" (its bundle was refused)
+    why: str = ""
+
+
+@dataclass
+class Report:
+    path: Path
+    bundle: Bundle | None
+    outcomes: list[Outcome] = field(default_factory=list)
+    error: str = ""  # why the bundle as a whole was refused
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.error) or any(o.action == "refused" for o in self.outcomes)
+
+
+def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcome], list[str]]:
+    """What is wrong with each recording that refuses the whole bundle, and the stale ones."""
+    outcomes, problems, seen = [], [], set()
+    for rec in bundle.recordings:
+        why = ""
+        key = (rec.snippet, rec.target)
+        try:
+            snippet = load(store.snippets_dir, rec.snippet)
+        except SnippetError as exc:
+            why = f"unknown snippet: {exc}"
+        else:
+            if snippet.name != rec.snippet:
+                why = f"unknown snippet: name it as {snippet.name!r}"
+            elif not snippet.runs_on(rec.target):
+                why = (f"the snippet needs {', '.join(sorted(snippet.requires))}, which the "
+                       f"{rec.target} target does not offer")
+            elif rec.target == "cuda" and not rec.machine.get("gpu"):
+                why = "a cuda recording that names no GPU in its machine"
+            elif key in seen:
+                why = "recorded twice in this bundle"
+            elif rec.sha256 != snippet.sha256() and not allow_stale:
+                why = (f"outdated: recorded from other bytes of the snippet (sha256 {rec.sha256[:12]}…, "
+                       f"the snippet now has {snippet.sha256()[:12]}…); re-record it, or import it "
+                       "marked stale with --allow-stale")
+        seen.add(key)
+        outcomes.append(Outcome(rec, "refused" if why else "not imported", why))
+        if why:
+            problems.append(why)
+    return outcomes, problems
+
+
+def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report:
+    """Merge one bundle into the store, all or nothing as the module docstring says."""
+    try:
+        bundle = read_bundle(path)
+    except BundleError as exc:
+        return Report(Path(path), None, error=str(exc))
+    outcomes, problems = _check(store, bundle, allow_stale)
+    if problems:
+        n = len(problems)
+        return Report(bundle.path, bundle, outcomes,
+                      error=f"{path}: refused, nothing imported: {n} recording{'s' * (n != 1)} "
+                            "cannot be imported (below).")
+    outcomes = []
+    for rec in bundle.recordings:
+        target_path = store.path(rec.snippet, rec.target)
+        text = rec.to_json()
+        try:
+            if target_path.read_bytes() == text.encode("utf-8"):
+                outcomes.append(Outcome(rec, "unchanged", "already here, byte for byte"))
+                continue
+        except OSError:
+            pass
+        snippet = load(store.snippets_dir, rec.snippet)
+        stale = rec.sha256 != snippet.sha256()
+        try:
+            here = store.read(rec.snippet, rec.target)
+        except RecordingError:
+            here = None  # an unreadable file here is replaced
+        if here and here.ok and not rec.ok:
+            outcomes.append(Outcome(rec, "refused", f"a failed run ({rec.status}, exit code "
+                                    f"{rec.exit_code}) never replaces the good recording here, "
+                                    f"from {here.recorded_at}"))
+            continue
+        if stale and here and here.ok and here.sha256 == snippet.sha256():
+            outcomes.append(Outcome(rec, "refused", "stale: it would replace a fresh recording; "
+                                    "the fresh one is kept"))
+            continue
+        store.write(rec)
+        notes = []
+        if stale:
+            notes.append("marked stale: recorded from other bytes than the snippet has now")
+        if not rec.ok:
+            notes.append(f"a failed run ({rec.status}); no good recording was here")
+        if here:
+            notes.append(f"replaces the recording from {here.recorded_at}")
+        outcomes.append(Outcome(rec, "imported", "; ".join(notes)))
+    return Report(bundle.path, bundle, outcomes)
+
+
+def show(report: Report, out: TextIO) -> None:
+    b = report.bundle
+    if b is None:
+        print(f"refused    {report.error}", file=out)
+        return
+    who = (b.machine or {}).get("description") or "an unnamed machine"
+    n = len(b.recordings)
+    print(f"{report.path}: {n} recording{'s' * (n != 1)}, made {b.created_at} on {who}", file=out)
+    if report.error:
+        print(f"  {report.error}", file=out)
+    for o in report.outcomes:
+        line = f"  {o.action:<12} {o.recording.snippet} on {o.recording.target}"
+        print(line + (f": {o.why}" if o.why else ""), file=out)
+
+
+def import_bundles(store: Store, paths: list[Path], allow_stale: bool, out: TextIO) -> int:
+    """Import each bundle in turn, report per recording. 0 when nothing was refused, else 1."""
+    counts = {"imported": 0, "unchanged": 0, "refused": 0, "not imported": 0}
+    whole = refused = 0
+    for path in paths:
+        report = import_bundle(store, Path(path), allow_stale)
+        show(report, out)
+        refused += report.refused
+        whole += bool(report.error)
+        for o in report.outcomes:
+            counts[o.action] += 1
+    words = ", ".join(f"{v} {k}" for k, v in counts.items() if v or k != "not imported")
+    bundles = f"{len(paths)} bundle{'s' * (len(paths) != 1)}"
+    as_a_whole = f"; {whole} bundle{'s' * (whole != 1)} refused as a whole" if whole else ""
+    print(f"{bundles}: {words}{as_a_whole}", file=out)
+    return 1 if refused else 0
