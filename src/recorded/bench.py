@@ -1,0 +1,223 @@
+"""Benchmarks for the project's own speed targets (issue: instant rebuilds, incremental
+recording, one run per snippet). Timings are medians of repeated runs on this machine;
+timed tests would be flaky on shared machines, so these figures live here instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import describe, provenance
+from .snippets import discover
+from .store import State, Store
+
+SITE_SOURCES = ("mkdocs.yml", "docs", "snippets", "recordings")
+
+
+@dataclass
+class Figure:
+    name: str
+    budget: str
+    samples: list[float] = field(default_factory=list)
+    value: float | None = None  # the figure compared with the budget, when not the median
+    limit: float | None = None
+    unit: str = " s"
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def ok(self) -> bool | None:
+        if self.limit is None:
+            return None
+        return (self.value if self.value is not None else self.median) <= self.limit
+
+    def row(self) -> str:
+        spread = f"{min(self.samples):.2f}–{max(self.samples):.2f}" if self.samples else "-"
+        shown = f"{self.value if self.value is not None else self.median:.3g}{self.unit}"
+        verdict = {True: "within", False: "OVER", None: "-"}[self.ok]
+        return (f"| {self.name} | {shown} | {spread} s (n={len(self.samples)}) | {self.budget} | {verdict} |")
+
+
+def _timed(cmd: list[str], cwd: Path, **kw) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, **kw)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    return elapsed, done
+
+
+def copy_site(root: Path, dst: Path) -> Path:
+    dst.mkdir(parents=True)
+    for part in SITE_SOURCES:
+        src = root / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / part)
+    (dst / "scripts").mkdir()
+    shutil.copy(root / "scripts" / "record_runs.py", dst / "scripts")
+    return dst
+
+
+def _bin(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+def build_after_prose_edit(root: Path, repeat: int, work: Path) -> Figure:
+    fig = Figure("`mkdocs build --strict` after a prose edit", "≤ 2 s", limit=2.0)
+    site = copy_site(root, work / "build")
+    page = site / "docs" / "vectorise.md"
+    for i in range(repeat):
+        page.write_text(page.read_text() + f"\nOne more sentence, edit {i}.\n")
+        fig.samples.append(_timed([_bin("mkdocs"), "build", "--strict", "-q"], site)[0])
+    return fig
+
+
+def record_nothing_stale(root: Path, repeat: int) -> Figure:
+    fig = Figure("`record_runs.py` with nothing stale", "≤ 0.5 s, torch never imported", limit=0.5)
+    cmd = [sys.executable, str(root / "scripts" / "record_runs.py"), "--target", "cpu"]
+    for _ in range(repeat):
+        elapsed, done = _timed(cmd, root)
+        if "nothing to record" not in done.stderr:
+            raise RuntimeError(f"recordings are not all fresh; run the recorder first:\n{done.stderr}")
+        fig.samples.append(elapsed)
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from recorded.cli import main; "
+             "main(['--target', 'cpu'], root=sys.argv[2]); print('torch' in sys.modules)")
+    _, done = _timed([sys.executable, "-c", probe, str(root / "src"), str(root)], root)
+    imported = done.stdout.strip().splitlines()[-1] == "True"
+    fig.notes.append(f"torch imported: {imported}")
+    if imported:
+        fig.limit = -1.0  # a failed condition fails the figure, whatever the time
+    return fig
+
+
+def record_one_edit(root: Path, repeat: int, work: Path) -> Figure:
+    fig = Figure("`record_runs.py` after editing one snippet: time beyond the snippet's own run",
+                 "≤ 0.5 s; nothing else runs", limit=0.5)
+    site = copy_site(root, work / "record")
+    name = "making_it_fast/02_float16_limits.py"
+    snippet = site / "snippets" / name
+    overheads = []
+    for i in range(repeat):
+        snippet.write_text(snippet.read_text() + f"# edit {i}\n")
+        elapsed, done = _timed([sys.executable, "scripts/record_runs.py", "--target", "cpu"], site)
+        ran = re.findall(r"^\[\d+/(\d+)\] (\S+)", done.stderr, re.M)
+        if ran != [("1", name)]:
+            raise RuntimeError(f"expected only {name} to run, got {ran}")
+        own = Store(site).read(name, "cpu").duration_s
+        fig.samples.append(elapsed)
+        overheads.append(elapsed - own)
+    fig.value = statistics.median(overheads)
+    fig.notes.append(f"overhead beyond the run itself, median: {fig.value:.2f} s "
+                     f"(spread {min(overheads):.2f}–{max(overheads):.2f} s)")
+    return fig
+
+
+def snippet_seconds(root: Path) -> float:
+    store = Store(root)
+    total = 0.0
+    for s in discover(store.snippets_dir):
+        state, rec, _ = store.state(s, "cpu")
+        if state is State.FRESH:
+            total += rec.duration_s
+    return total
+
+
+def test_suite(root: Path, repeat: int) -> list[Figure]:
+    own = snippet_seconds(root)
+    core = Figure("test suite, without the build, browser and notebook tests",
+                  f"≤ 1.3 × the snippets' own run times ({own:.0f} s) = {1.3 * own:.0f} s", limit=1.3 * own)
+    rest = Figure("build, browser and notebook tests (reported apart)", "-")
+    for _ in range(repeat):
+        core.samples.append(_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                    "-m", "not build and not browser and not slow"], root)[0])
+        rest.samples.append(_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                    "-m", "build or browser or slow"], root)[0])
+    core.notes.append(f"sum of the snippets' own CPU run times, from their recordings: {own:.1f} s")
+    return [core, rest]
+
+
+PEER_FENCE = """  - pymdownx.superfences:
+      custom_fences:
+        - name: sh
+          class: sh
+          validator: !!python/name:markdown_exec.validator
+          format: !!python/name:markdown_exec.formatter
+"""
+
+
+def peer_site(root: Path, dst: Path) -> Path:
+    """The same pages built by a peer that runs the code at build time (markdown-exec)."""
+    site = copy_site(root, dst)
+    header = re.compile(r"^/// recorded \| (\S+)\n.*?^///[ \t]*$", re.M | re.S)
+    for page in (site / "docs").glob("*.md"):
+        text = header.sub(lambda m: f'```sh exec="1"\n{sys.executable} {site / "snippets" / m[1]} 2>&1 || true\n```',
+                          page.read_text())
+        page.write_text(text)
+    config = site / "mkdocs.yml"
+    config.write_text(config.read_text().replace("  - pymdownx.superfences\n", PEER_FENCE))
+    return site
+
+
+def peer_ratio(root: Path, repeat: int, work: Path, ours: Figure) -> Figure:
+    peer = peer_site(root, work / "peer")
+    page = peer / "docs" / "vectorise.md"
+    times = []
+    for i in range(repeat):
+        page.write_text(page.read_text() + f"\nOne more sentence, edit {i}.\n")
+        times.append(_timed([_bin("mkdocs"), "build", "-q"], peer)[0])
+    fig = Figure("ours ÷ a peer that executes the snippets at build time (markdown-exec), prose-only edit",
+                 "≤ 1/20 = 0.05", samples=times, limit=0.05, unit="")
+    fig.value = ours.median / statistics.median(times)
+    fig.notes.append(f"peer build, median: {statistics.median(times):.1f} s "
+                     f"(spread {min(times):.1f}–{max(times):.1f} s); ours {ours.median:.2f} s")
+    return fig
+
+
+def main(argv: list[str] | None = None, root: Path | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="bench.py", description=__doc__)
+    p.add_argument("--repeat", type=int, default=5, help="runs per figure (default 5)")
+    p.add_argument("--skip", nargs="*", default=[], choices=["build", "record", "suite", "peer"],
+                   help="figures to leave out")
+    p.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = p.parse_args(argv)
+    root = root or Path.cwd()
+    figures: list[Figure] = []
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        work = Path(tmp)
+        if "build" not in args.skip or "peer" not in args.skip:
+            ours = build_after_prose_edit(root, args.repeat, work)
+            figures.append(ours)
+        if "record" not in args.skip:
+            figures += [record_nothing_stale(root, args.repeat), record_one_edit(root, args.repeat, work)]
+        if "suite" not in args.skip:
+            figures += test_suite(root, args.repeat)
+        if "peer" not in args.skip:
+            figures.append(peer_ratio(root, args.repeat, work, ours))
+    machine = {"cpu": provenance.cpu(), "python": sys.version.split()[0]}
+    print(f"Measured {time.strftime('%Y-%m-%d')} on {describe.cpu(machine)}, "
+          f"Python {machine['python']}, {args.repeat} runs per figure.\n")
+    print("| figure | measured (median) | spread | budget | verdict |\n|---|---|---|---|---|")
+    for f in figures:
+        print(f.row())
+    for f in figures:
+        for note in f.notes:
+            print(f"- {f.name}: {note}")
+    if args.json:
+        args.json.write_text(json.dumps([{
+            "name": f.name, "samples": f.samples, "median": f.median, "value": f.value,
+            "budget": f.budget, "ok": f.ok, "notes": f.notes,
+        } for f in figures], indent=2))
+    return 0 if all(f.ok is not False for f in figures) else 1
