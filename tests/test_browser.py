@@ -1,0 +1,397 @@
+"""Chromium against the built site: what a reader sees, clicks and downloads.
+
+One build, one local server and one browser serve the whole module. Every page is loaded
+once, in a fresh context so nothing comes from a cache, and what it did is kept for the
+tests on requests, weight, headings, tables and images.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import xml.etree.ElementTree as etree
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from recorded.snippets import strip_metadata
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+MKDOCS = Path(sys.executable).parent / "mkdocs"
+SITE_SOURCES = ("mkdocs.yml", "docs", "snippets", "recordings")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+MAX_PAGE_BYTES = 1_500_000
+MIN_CONTRAST = 4.5  # WCAG AA for normal-size text
+PALETTES = ("default", "slate")  # Material's light and dark schemes
+
+# For each recorded block on the page, the label of the tab whose output is shown.
+SHOWN_TABS = """() => [...document.querySelectorAll('article .recorded-outputs')].map(set => {
+  const labels = [...set.querySelectorAll(':scope > .tabbed-labels > label')];
+  const blocks = [...set.querySelectorAll(':scope > .tabbed-content > .tabbed-block')];
+  return labels.filter((_, i) => blocks[i].checkVisibility()).map(l => l.textContent.trim()).join('+');
+})"""
+
+# Every visible element under root with text of its own: its colour and the backgrounds
+# behind it, innermost first, down to the first opaque one.
+TEXT_COLOURS = """root => {
+  const rgba = s => {
+    const m = s.match(/^rgba?\\(([^)]*)\\)$/);
+    if (!m) throw new Error('cannot read the colour ' + s);
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(parseFloat);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const found = [];
+  for (const el of [root, ...root.querySelectorAll('*')]) {
+    const ownText = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!ownText || !el.checkVisibility()) continue;
+    const layers = [];
+    for (let n = el; n; n = n.parentElement) {
+      const bg = rgba(getComputedStyle(n).backgroundColor);
+      if (bg[3] > 0) layers.push(bg);
+      if (bg[3] >= 1) break;
+    }
+    found.push({what: el.tagName.toLowerCase() + (el.className ? '.' + el.className.trim().split(/\\s+/).join('.') : ''),
+                text: el.textContent.trim().slice(0, 50), colour: rgba(getComputedStyle(el).color), layers});
+  }
+  return found;
+}"""
+
+NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animation: none !important; }"
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+def mkdocs_build(root: Path, site: Path, strict: bool = True) -> None:
+    result = subprocess.run(
+        [str(MKDOCS), "build", "--strict" if strict else "--no-strict", "-d", str(site)],
+        cwd=root, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode == 0, f"mkdocs build failed in {root}:\n{result.stdout}\n{result.stderr}"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@contextmanager
+def serve(directory: Path):
+    """The folder over HTTP on 127.0.0.1, at a free port; yields the base URL."""
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(directory))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every page in the sitemap, as a path relative to the site's root ("" is the home page)."""
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [loc.text.strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
+    home = min(locs, key=len)  # the site_url itself
+    assert all(loc.startswith(home) for loc in locs), locs
+    return [loc[len(home):] for loc in locs]
+
+
+def relative_luminance(rgb) -> float:
+    def channel(c):
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def over(top, bottom):
+    """An RGBA colour painted over an opaque RGB one."""
+    alpha = top[3]
+    return [top[i] * alpha + bottom[i] * (1 - alpha) for i in range(3)]
+
+
+def contrast(foreground, background) -> float:
+    lighter, darker = sorted((relative_luminance(foreground), relative_luminance(background)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def lowest_contrast(locator) -> tuple[float, str]:
+    """The weakest text-to-background contrast inside the element, and which text it is."""
+    found = locator.evaluate(TEXT_COLOURS)
+    assert found, f"no visible text in {locator}"
+    results = []
+    for item in found:
+        background = [255, 255, 255]  # the canvas, should no ancestor be opaque
+        for layer in reversed(item["layers"]):
+            background = over(layer, background)
+        ratio = contrast(over(item["colour"], background), background)
+        results.append((round(ratio, 2), f"{item['what']} {item['text']!r}"))
+    return min(results)
+
+
+def contrast_in_both_palettes(page: Page, locator) -> dict[str, tuple[float, str]]:
+    # Material animates colour changes; without this the dark palette is read half-way.
+    page.add_style_tag(content=NO_TRANSITIONS)
+    ratios = {}
+    for scheme in PALETTES:
+        page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+        ratios[scheme] = lowest_contrast(locator)
+    return ratios
+
+
+def assert_readable(what: str, ratios: dict[str, tuple[float, str]]) -> None:
+    weak = {scheme: r for scheme, r in ratios.items() if r[0] < MIN_CONTRAST}
+    assert not weak, f"{what}: contrast below {MIN_CONTRAST} in {weak}"
+
+
+def tabs_once_all_show(page: Page, label: str, timeout_ms: int = 5000) -> list[str]:
+    """The tab each recorded output shows, once all show label (or the wait is over)."""
+    all_show = f"() => {{ const t = ({SHOWN_TABS})(); return t.length > 0 && t.every(x => x === {label!r}); }}"
+    try:
+        page.wait_for_function(all_show, timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        pass  # the caller's assertion shows what is shown instead
+    return page.evaluate(SHOWN_TABS) or ["(no recorded outputs)"]
+
+
+def show_tab(page: Page, notice_title: str, label: str):
+    """Choose the tab of the output set holding that notice; return the notice."""
+    outputs = page.locator(".recorded-outputs", has=page.locator(".admonition", has_text=notice_title)).first
+    notice = outputs.locator(".admonition", has_text=notice_title)
+    outputs.locator(":scope > .tabbed-labels > label", has_text=re.compile(f"^{label}$")).click()
+    assert notice.is_visible(), f"{notice_title!r} is not shown after choosing the {label} tab"
+    return notice
+
+
+# -- fixtures ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    path = shutil.which("chromium")
+    if path is None:
+        reason = "Chromium is not installed (apt-get install chromium; .ci/run installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}: in CI a missing browser is a failure", pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser(chromium) -> Browser:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def site(chromium, tmp_path_factory) -> Path:
+    site = tmp_path_factory.mktemp("browser") / "site"
+    mkdocs_build(ROOT, site)
+    return site
+
+
+@pytest.fixture(scope="module")
+def base_url(site) -> str:
+    with serve(site) as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser) -> Page:
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    yield context.new_page()
+    context.close()
+
+
+@dataclass
+class Visit:
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    bytes: int = 0
+    headings: list[int] = field(default_factory=list)
+    tables_without_th: int = 0
+    images: list[dict] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def visits(browser, site, base_url) -> dict[str, Visit]:
+    """Each page of the site, loaded once with an empty cache, and what it did."""
+    visits, open_pages = {}, []
+    # All pages load at once: each waits half a second for the network to go idle.
+    for path in site_pages(site):
+        visit = visits[path] = Visit()
+        context = browser.new_context()
+        responses = []
+        context.on("request", lambda r, v=visit: v.requests.append(r.url))
+        context.on("response", lambda r, rs=responses: rs.append(r))
+        page = context.new_page()
+        page.on("console", lambda m, v=visit: m.type == "error" and v.errors.append(m.text))
+        page.on("pageerror", lambda e, v=visit: v.errors.append(str(e)))
+        page.goto(base_url + path, wait_until="commit")
+        open_pages.append((visit, page, responses))
+    for visit, page, responses in open_pages:
+        page.wait_for_load_state("networkidle")
+        visit.bytes = sum(len(r.body()) for r in responses)
+        visit.headings = page.eval_on_selector_all(
+            "article h1, article h2, article h3, article h4, article h5, article h6",
+            "hs => hs.map(h => Number(h.tagName[1]))")
+        visit.tables_without_th = page.eval_on_selector_all(
+            "article table", "ts => ts.filter(t => !t.querySelector('th')).length")
+        visit.images = page.eval_on_selector_all(
+            "img", "is => is.map(i => ({src: i.getAttribute('src'), alt: i.getAttribute('alt')}))")
+        page.context.close()
+    return visits
+
+
+# -- tests ---------------------------------------------------------------------------------
+
+def test_every_page_loads_without_errors_or_outside_requests(visits):
+    assert "sixteen-bit/" in visits, sorted(visits)
+    problems = {}
+    for path, visit in visits.items():
+        outside = [u for u in visit.requests
+                   if urlsplit(u).scheme not in ("data", "blob") and urlsplit(u).hostname != "127.0.0.1"]
+        if outside or visit.errors:
+            problems[path or "(home)"] = {"outside requests": outside, "console errors": visit.errors}
+    assert not problems, problems
+
+
+def test_each_page_transfers_under_the_weight_limit(visits):
+    heavy = {path or "(home)": v.bytes for path, v in visits.items() if v.bytes >= MAX_PAGE_BYTES}
+    assert not heavy, f"pages over {MAX_PAGE_BYTES} bytes in all: {heavy}"
+
+
+def test_headings_never_skip_a_level(visits):
+    skipped = {}
+    for path, visit in visits.items():
+        levels = visit.headings
+        if not levels or levels[0] != 1 or any(b > a + 1 for a, b in zip(levels, levels[1:])):
+            skipped[path or "(home)"] = levels
+    assert not skipped, f"heading levels in the article, in order: {skipped}"
+
+
+def test_every_table_has_header_cells(visits):
+    bare = {path or "(home)": v.tables_without_th for path, v in visits.items() if v.tables_without_th}
+    assert not bare, f"tables without <th>: {bare}"
+
+
+def test_every_image_has_alt_text(visits):
+    images = {path: v.images for path, v in visits.items()}
+    assert any(images.values()), "no <img> on any page: were the figures dropped?"
+    missing = {path or "(home)": [i["src"] for i in imgs if not (i["alt"] or "").strip()]
+               for path, imgs in images.items()}
+    missing = {path: srcs for path, srcs in missing.items() if srcs}
+    assert not missing, f"images without alt text: {missing}"
+
+
+def test_choosing_cuda_once_switches_every_output_and_is_kept_across_pages(page, base_url):
+    page.goto(base_url + "measure/")
+    shown = page.evaluate(SHOWN_TABS)
+    assert len(shown) >= 2 and set(shown) == {"CPU"}, f"before choosing: {shown}"
+    page.locator("article .recorded-outputs").nth(1).get_by_text("CUDA", exact=True).click()
+    assert set(tabs_once_all_show(page, "CUDA")) == {"CUDA"}, f"{page.url} after choosing CUDA once"
+
+    page.locator("a.md-footer__link--next").click()  # navigation.instant: no full reload
+    page.wait_for_url(lambda url: "/measure/" not in url)
+    assert set(tabs_once_all_show(page, "CUDA")) == {"CUDA"}, f"{page.url}, the next page"
+
+    page.goto(base_url + "vectorise/")
+    assert set(tabs_once_all_show(page, "CUDA")) == {"CUDA"}, f"{page.url}, loaded afresh"
+
+
+def test_copy_button_copies_the_snippet_without_its_metadata_header(page, base_url):
+    name = "making_it_fast/02_float16_limits.py"
+    expected = strip_metadata((ROOT / "snippets" / name).read_text(encoding="utf-8"))
+    page.goto(base_url + "sixteen-bit/")
+    code = page.locator(".highlight", has=page.locator(".filename", has_text=name)).first
+    code.hover()
+    code.locator("button[data-md-type=copy]").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert "# /// script" not in copied
+    assert copied.rstrip("\n") == expected.rstrip("\n")
+
+
+def test_search_for_65504_finds_the_sixteen_bit_page(page, base_url):
+    page.goto(base_url)
+    page.locator("input.md-search__input").click()
+    page.keyboard.type("65504")
+    results = page.locator(".md-search-result__item a")
+    page.wait_for_selector('.md-search-result__item a[href*="sixteen-bit/"]', timeout=10000)
+    assert any("sixteen-bit/" in href for href in results.evaluate_all("as => as.map(a => a.href)"))
+
+
+def test_review_answers_and_cards_stay_closed_until_clicked(page, base_url):
+    source = (ROOT / "docs" / "review.md").read_text(encoding="utf-8")
+    expected = len(re.findall(r"(?m)^\?\?\?", source))
+    page.goto(base_url + "review/")
+    details = page.locator("article details")
+    assert details.count() == expected >= 1, (details.count(), expected)
+    for item in details.all():
+        body = item.locator(":scope > :not(summary)").first
+        assert item.get_attribute("open") is None and not body.is_visible(), item.inner_text()
+        item.locator(":scope > summary").click()
+        assert body.is_visible(), item.inner_text()
+
+
+@pytest.mark.parametrize(
+    ("notice_title", "label"),
+    [("Not recorded yet on CUDA", "CUDA"), ("Not applicable on CPU", "CPU")],
+)
+def test_notices_are_shown_and_readable_in_both_palettes(page, site, base_url, notice_title, label):
+    pages = [p for p in site_pages(site) if notice_title in (site / p / "index.html").read_text("utf-8")]
+    if not pages:
+        pytest.skip(f"no page says {notice_title!r} now; test_stale_and_missing_notices_... checks one on a copy")
+    page.goto(base_url + pages[0])
+    notice = show_tab(page, notice_title, label)
+    assert_readable(f"{notice_title!r} on {pages[0]}", contrast_in_both_palettes(page, notice))
+
+
+@pytest.fixture
+def stale_site(tmp_path) -> Path:
+    """A copy of the project whose 01_vectorise.py changed after it was recorded, without a CUDA recording."""
+    for name in SITE_SOURCES:
+        source = ROOT / name
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, tmp_path / name)
+    snippet = tmp_path / "snippets" / "making_it_fast" / "01_vectorise.py"
+    snippet.write_text(snippet.read_text(encoding="utf-8") + "# edited after recording\n", encoding="utf-8")
+    (tmp_path / "recordings" / "cuda" / "making_it_fast" / "01_vectorise.json").unlink(missing_ok=True)
+    # Not --strict: a stale CPU recording warns, and that is what this copy is for.
+    mkdocs_build(tmp_path, tmp_path / "site", strict=False)
+    return tmp_path / "site"
+
+
+def test_stale_and_missing_notices_are_shown_and_readable_in_both_palettes(page, stale_site):
+    with serve(stale_site) as url:
+        page.goto(url + "vectorise/")
+        for notice_title, label in (("Stale CPU recording", "CPU"), ("Not recorded yet on CUDA", "CUDA")):
+            notice = show_tab(page, notice_title, label)
+            assert_readable(f"{notice_title!r}", contrast_in_both_palettes(page, notice))
+
+
+@pytest.mark.parametrize("selector", [".recorded-provenance", ".recorded-outputs .hll"])
+def test_custom_styles_are_readable_in_both_palettes(page, base_url, selector):
+    page.goto(base_url + "sixteen-bit/")
+    element = page.locator(f"article {selector}").first
+    assert element.is_visible(), selector
+    assert_readable(selector, contrast_in_both_palettes(page, element))
