@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test build record check clean
+.PHONY: serve test build record check figures notebook bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed: run make PYTHON=python3.11 ...")'
@@ -29,5 +29,15 @@ record: $(STAMP)  ## record what is missing or stale on this machine
 check: $(STAMP)  ## list missing, stale and failed recordings without running anything
 	$(BIN)/python scripts/record_runs.py --check
 
+figures: $(STAMP)  ## redraw docs/figures/ from the recordings
+	$(BIN)/python scripts/make_figures.py
+
+notebook: $(STAMP)  ## regenerate docs/lesson.ipynb from the pages and recordings
+	$(BIN)/python scripts/make_notebook.py
+
+bench: $(STAMP)  ## measure the speed targets (medians of 5 runs); see docs/contributing.md
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
+	$(BIN)/python scripts/bench.py
+
 clean:
-	rm -rf site .pytest_cache
+	rm -rf site .pytest_cache .cache

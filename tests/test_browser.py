@@ -25,13 +25,13 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from recorded.layout import copy_site
 from recorded.snippets import strip_metadata
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 MKDOCS = Path(sys.executable).parent / "mkdocs"
-SITE_SOURCES = ("mkdocs.yml", "docs", "snippets", "recordings")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -370,9 +370,7 @@ def test_notices_are_shown_and_readable_in_both_palettes(page, site, base_url, n
 @pytest.fixture
 def stale_site(tmp_path) -> Path:
     """A copy of the project whose 01_vectorise.py changed after it was recorded, without a CUDA recording."""
-    for name in SITE_SOURCES:
-        source = ROOT / name
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, tmp_path / name)
+    copy_site(ROOT, tmp_path)
     snippet = tmp_path / "snippets" / "making_it_fast" / "01_vectorise.py"
     snippet.write_text(snippet.read_text(encoding="utf-8") + "# edited after recording\n", encoding="utf-8")
     (tmp_path / "recordings" / "cuda" / "making_it_fast" / "01_vectorise.json").unlink(missing_ok=True)

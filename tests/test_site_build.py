@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from recorded import blocks, describe
+from recorded.layout import copy_site
 from recorded.snippets import load
 from recorded.store import Store
 
@@ -23,7 +23,6 @@ pytestmark = pytest.mark.build
 ROOT = Path(__file__).resolve().parents[1]
 MKDOCS = Path(sys.executable).parent / "mkdocs"
 #: What a build of the site reads from the project root.
-SITE_SOURCES = ("mkdocs.yml", "docs", "snippets", "recordings")
 
 
 def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess:
@@ -104,11 +103,7 @@ def replace_line(path: Path, line: int, text: str) -> None:
 @pytest.mark.parametrize("breakage", [name_a_missing_snippet, corrupt_the_cpu_recording, break_the_yaml],
                          ids=lambda f: f.__name__)
 def test_broken_project_fails_the_strict_build_with_a_clear_message(tmp_path, breakage):
-    root = tmp_path / "project"
-    root.mkdir()
-    for name in SITE_SOURCES:
-        source = ROOT / name
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, root / name)
+    root = copy_site(ROOT, tmp_path / "project")
     expected = breakage(root, *first_block())
 
     result = mkdocs_build(root, tmp_path / "site")

@@ -5,7 +5,6 @@ blocks are a Markdown extension precisely so that they survive the move.
 """
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from recorded import blocks
+from recorded.layout import copy_site
 
 ROOT = Path(__file__).resolve().parents[1]
 ZENSICAL = Path(sys.executable).parent / "zensical"
@@ -29,9 +29,7 @@ def zensical_site(tmp_path_factory) -> Path:
     if not ZENSICAL.exists():
         pytest.fail("zensical is not installed in this environment; `make test` installs it")
     copy = tmp_path_factory.mktemp("zensical")
-    for part in ("mkdocs.yml", "docs", "snippets", "recordings"):
-        src = ROOT / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, copy / part)
+    copy_site(ROOT, copy)
     done = subprocess.run([ZENSICAL, "build"], cwd=copy, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     return copy / "site"

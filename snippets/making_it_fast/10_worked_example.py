@@ -16,6 +16,7 @@ import concurrent.futures
 import multiprocessing
 import resource
 import statistics
+import sys
 import time
 
 import torch
@@ -32,6 +33,19 @@ def make_data(n, seed):
     y = torch.randint(0, CLASSES, (n,), generator=g)
     x = centres[y] + torch.randn(n, DIM, generator=g)
     return x, y
+
+
+def peak_rss_mb():
+    """Peak resident memory of this process. On Linux, VmHWM counts from this process's
+    own start; ru_maxrss would also carry the peak of the parent it was spawned from."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # reported in kB
+    except OSError:
+        pass
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux, bytes on macOS
+    return rss / 2**20 if sys.platform == "darwin" else rss / 1024
 
 
 def train(config, device):
@@ -71,8 +85,8 @@ def train(config, device):
         accuracy = (forward(x_test).argmax(dim=1) == y_test).float().mean().item() * 100
     if device == "cuda":
         peak_mb, what = torch.cuda.max_memory_allocated() / 2**20, "GPU memory allocated"
-    else:  # ru_maxrss is in KiB on Linux
-        peak_mb, what = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "process RSS"
+    else:
+        peak_mb, what = peak_rss_mb(), "process RSS"
     return {
         "first": epoch_s[0], "median": statistics.median(epoch_s[1:]),
         "peak_mb": peak_mb, "what": what, "accuracy": accuracy,

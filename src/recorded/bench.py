@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -16,11 +15,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import describe, provenance
+from . import describe, layout, provenance
 from .snippets import discover
 from .store import State, Store
-
-SITE_SOURCES = ("mkdocs.yml", "docs", "snippets", "recordings")
 
 
 @dataclass
@@ -60,13 +57,7 @@ def _timed(cmd: list[str], cwd: Path, **kw) -> tuple[float, subprocess.Completed
 
 
 def copy_site(root: Path, dst: Path) -> Path:
-    dst.mkdir(parents=True)
-    for part in SITE_SOURCES:
-        src = root / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / part)
-    (dst / "scripts").mkdir()
-    shutil.copy(root / "scripts" / "record_runs.py", dst / "scripts")
-    return dst
+    return layout.copy_site(root, dst, extra=("scripts/record_runs.py",))
 
 
 def _bin(name: str) -> str:

@@ -1,0 +1,220 @@
+"""docs/lesson.ipynb: the lesson as a notebook, generated from the pages and the recordings.
+
+It must be what `python scripts/make_notebook.py` writes now, hold every snippet of the
+lesson pages in page order with its CPU recording as output, and run top to bottom in
+Jupyter on a machine without a GPU (the slow test executes it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+
+import nbformat
+import pytest
+
+from recorded import blocks
+from recorded.layout import copy_site
+from recorded.notebook import (
+    COMMAND,
+    MAGIC,
+    SKIP_MESSAGE,
+    _Links,
+    convert_markdown,
+    lesson_pages,
+    notebook_path,
+    page_parts,
+    read_site,
+    render,
+    spawns,
+)
+from recorded.snippets import Snippet, load
+from recorded.store import State, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+GUARD = f"%%{MAGIC}\n"
+
+
+def committed() -> nbformat.NotebookNode:
+    path = notebook_path(ROOT)
+    assert path.is_file(), f"{path.relative_to(ROOT)} is missing: run `{COMMAND}`."
+    return nbformat.read(path, as_version=4)
+
+
+def shown_snippets() -> list[Snippet]:
+    """Every snippet the lesson pages show, in nav order and page order."""
+    site = read_site(ROOT)
+    names = []
+    for page in lesson_pages(site):
+        names += [n for _, n in blocks.headers((site.docs_dir / page).read_text(encoding="utf-8").splitlines())]
+    return [load(ROOT / "snippets", n) for n in names]
+
+
+def snippet_cells(nb) -> list[tuple[str, nbformat.NotebookNode]]:
+    """(the code as shown, the cell holding its output) for each snippet cell, in order.
+
+    A snippet written to a file with %%writefile is run by the next cell, `%run FILE`,
+    which holds its output.
+    """
+    found, code = [], [c for c in nb.cells if c.cell_type == "code"]
+    for i, cell in enumerate(code):
+        if f"def {MAGIC}(" in cell.source:
+            continue
+        if cell.source.startswith("%%writefile "):
+            header, _, body = cell.source.partition("\n")
+            runner = code[i + 1]
+            assert runner.source.removeprefix(GUARD) == f"%run {header.split()[1]}", runner.source
+            found.append((runner.source.removesuffix(runner.source.removeprefix(GUARD)) + body, runner))
+        elif not cell.source.removeprefix(GUARD).startswith("%run "):
+            found.append((cell.source, cell))
+    return found
+
+
+def test_the_notebook_is_what_the_command_writes_now():
+    path = notebook_path(ROOT)
+    fresh, _ = render(ROOT)
+    current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if current != fresh:
+        diff = "".join(list(difflib.unified_diff(
+            current.splitlines(keepends=True), fresh.splitlines(keepends=True),
+            "docs/lesson.ipynb (on disk)", "docs/lesson.ipynb (fresh)", n=1))[:40])
+        pytest.fail(f"docs/lesson.ipynb is out of date with the pages, snippets or recordings: "
+                    f"run `{COMMAND}` and commit it.\n{diff}", pytrace=False)
+
+
+def test_generation_is_deterministic_and_the_check_flag_says_what_to_run(tmp_path):
+    assert render(ROOT)[0] == render(ROOT)[0]
+    copy_site(ROOT, tmp_path, extra=("scripts", "src"))
+    script = [sys.executable, str(tmp_path / "scripts" / "make_notebook.py")]
+    assert subprocess.run(script, capture_output=True, text=True).returncode == 0
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 0
+
+    snippet = tmp_path / "snippets" / "making_it_fast" / "01_vectorise.py"
+    snippet.write_text(snippet.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    done = subprocess.run(script + ["--check"], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert f"run `{COMMAND}`" in done.stderr
+    assert "making_it_fast/01_vectorise.py: no fresh CPU recording" in done.stderr
+
+
+def test_the_notebook_is_valid_with_a_python_kernel_and_unique_cell_ids():
+    nb = committed()
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec.name == "python3"
+    assert nb.metadata.language_info.name == "python"
+    ids = [c.id for c in nb.cells]
+    assert len(set(ids)) == len(ids)
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and COMMAND in first.source and "do not edit" in first.source
+    assert all(c.execution_count is None for c in nb.cells if c.cell_type == "code")
+
+
+def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_recording():
+    nb, store = committed(), Store(ROOT)
+    cells = snippet_cells(nb)
+    expected = shown_snippets()
+    assert len(expected) >= 10
+    shown = [source.removeprefix(GUARD).rstrip("\n") for source, _ in cells]
+    assert shown == [s.display_source().rstrip("\n") for s in expected], \
+        f"the notebook's code cells differ from the pages' snippets: run `{COMMAND}`"
+    for snippet, (_, cell) in zip(expected, cells):
+        if not snippet.runs_on("cpu"):
+            assert cell.outputs == [], snippet.name
+            continue
+        state, rec, why = store.state(snippet, "cpu")
+        assert state is State.FRESH, f"{snippet.name}: the CPU recording is {state.value} ({why})"
+        streams = {o.name: o.text for o in cell.outputs if o.output_type == "stream"}
+        assert streams.get("stdout") == "\n".join(rec.stdout) + "\n", snippet.name
+        assert streams.get("stderr") == ("\n".join(rec.stderr) + "\n" if rec.stderr else None), snippet.name
+
+
+def test_cuda_only_cells_and_only_they_start_with_the_guard():
+    cells = snippet_cells(committed())
+    for snippet, (source, cell) in zip(shown_snippets(), cells):
+        assert cell.source.startswith(GUARD) == ("cuda" in snippet.requires), (snippet.name, cell.source[:60])
+        assert source.startswith(GUARD) == ("cuda" in snippet.requires)
+
+
+def test_snippets_that_spawn_processes_run_from_a_file():
+    nb = committed()
+    sources = [c.source for c in nb.cells if c.cell_type == "code"]
+    spawning = [s for s in shown_snippets() if spawns(s.display_source())]
+    assert spawning, "no snippet uses multiprocessing any more: drop this test"
+    for snippet in spawning:
+        file = PurePosixPath(snippet.name).name
+        i = sources.index(f"%%writefile {file}\n{snippet.display_source().rstrip()}")
+        assert sources[i + 1].removeprefix(GUARD) == f"%run {file}"
+
+
+def test_material_syntax_becomes_plain_markdown():
+    page = """\
+# Title
+
+Read [part 1](vectorise.md), [a snippet](measure.md#making-it-fast-06-measure-cpu), [the
+recordings](recordings.md) and [PyTorch](https://pytorch.org).
+
+!!! tip "Compare with a tolerance"
+    Body line one,
+    line two.
+
+    ```python
+    >>> 1 + 1
+    2
+    ```
+
+??? question
+    Hidden?
+
+- [x] checked
+- [ ] unchecked
+
+<figure markdown="span">
+  ![Bars of bits.](figures/bit-layouts.svg)
+  <figcaption>Both halve the memory.</figcaption>
+</figure>
+
+/// recorded | making_it_fast/01_vectorise.py
+expect:
+  - "x"
+///
+
+## Next
+"""
+    site = read_site(ROOT)
+    links = _Links(site, {"index.md", "vectorise.md", "measure.md"}, {"making-it-fast-06-measure-cpu"})
+    parts = page_parts("index.md", page)
+    assert [p.kind for p in parts] == ["markdown", "snippet", "markdown"]
+    assert parts[1].text == "making_it_fast/01_vectorise.py" and parts[2].text == "## Next"
+    text = convert_markdown("index.md", parts[0].text, links)
+    assert "[part 1](#page-vectorise)" in text
+    assert "[a snippet](#making-it-fast-06-measure-cpu)" in text
+    assert f"[the\nrecordings]({site.url('recordings.md')})" in text  # a link that wraps
+    assert "[PyTorch](https://pytorch.org)" in text
+    assert "**Compare with a tolerance**\n\nBody line one,\nline two.\n\n```python\n>>> 1 + 1\n2\n```\n" in text
+    assert "**Question**\n\nHidden?\n" in text
+    assert "- checked\n- unchecked" in text
+    assert "*Figure, shown on the lesson site:* Bars of bits. Both halve the memory." in text
+    for raw in ("!!!", "???", "<figure", "[x]", "/// recorded", "figures/"):
+        assert raw not in text, raw
+
+
+@pytest.mark.slow
+def test_it_runs_top_to_bottom_on_a_machine_without_a_gpu(tmp_path, monkeypatch):
+    """Executes every cell in a fresh Python kernel, as a reader's Jupyter would (about 40 s on
+    a quiet 2-core machine; much longer on a busy one)."""
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # a CPU machine, even on one with a GPU
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    nb = committed()
+    # Raises CellExecutionError, with the cell and its traceback, if any cell fails.
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for snippet, (_, cell) in zip(shown_snippets(), snippet_cells(nb)):
+        stdout = "".join(o.text for o in cell.outputs if o.get("name") == "stdout")
+        if "cuda" in snippet.requires:
+            assert stdout == SKIP_MESSAGE + "\n", (snippet.name, stdout)
+        else:
+            assert stdout.strip() and SKIP_MESSAGE not in stdout, (snippet.name, stdout)
