@@ -16,7 +16,7 @@ from . import provenance, runner
 from .bundles import BundleError, import_bundles, write_bundle
 from .record import TO_RECORD, Item, plan, record, shard, shard_weights, to_run
 from .snippets import TARGETS, Snippet, SnippetError, discover, load
-from .store import Recording, State, Store, record_command
+from .store import Recording, State, Store, record_command, this_python
 
 EPILOG = """\
 examples:
@@ -213,13 +213,13 @@ def show_list(items) -> None:
         print(f"{i.snippet.name:<{width}}  {i.target:<6}  {i.state.value:<14}  {secs:>8}  {when}")
 
 
-def check(items, strict: bool) -> int:
+def check(items, strict: bool, python: str = "python") -> int:
     problems = [i for i in items if i.state in TO_RECORD]
     required = [i for i in problems if i.target == "cpu" or strict]
     for i in problems:
         mark = "error" if i in required else "note "
         print(f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
-              f"      fix: {record_command(i.snippet.name, i.target)}")
+              f"      fix: {record_command(i.snippet.name, i.target, python)}")
     fresh = sum(i.state is State.FRESH for i in items)
     print(f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
           f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable")
@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             if args.list:
                 show_list(items)
                 return 0
-            return check(items, args.strict)
+            return check(items, args.strict, this_python(store.root))
         if args.compare:
             return do_compare(args, published, snippets, made)
         return do_record(args, store, published, snippets, made)

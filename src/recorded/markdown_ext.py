@@ -28,7 +28,7 @@ from pymdownx.highlight import Highlight
 
 from . import blocks, claims, describe, inventory
 from .snippets import TARGETS, Snippet, SnippetError, load
-from .store import State, Store, record_command
+from .store import State, Store, record_command, this_python
 
 log = logging.getLogger("mkdocs.extensions.recorded")
 
@@ -152,7 +152,7 @@ class RecordedBlock(Block):
                 "target only.")
         if state is State.MISSING:
             if must_be_fresh:
-                log.warning(f"{where}: {snippet.name} has no {label} recording; run `{record_command(snippet.name, target)}`.")
+                log.warning(f"{where}: {snippet.name} has no {label} recording; run `{self.fix(snippet, target)}`.")
             return _admonition(
                 "info", f"Not recorded yet on {label}",
                 f"No {label} recording of this snippet exists yet. On a machine with "
@@ -163,7 +163,7 @@ class RecordedBlock(Block):
             return _admonition("failure", f"Unreadable {label} recording", html.escape(reason))
         if state is State.STALE:
             if must_be_fresh:
-                log.warning(f"{where}: the {label} recording of {snippet.name} is stale; run `{record_command(snippet.name, target)}`.")
+                log.warning(f"{where}: the {label} recording of {snippet.name} is stale; run `{self.fix(snippet, target)}`.")
             return _admonition(
                 "warning", f"Stale {label} recording",
                 f"The snippet changed after it was recorded on {html.escape(describe.machine(rec.machine))}, "
@@ -191,6 +191,10 @@ class RecordedBlock(Block):
             out += ("<details class=\"recorded-stderr\"><summary>It also wrote to stderr</summary>"
                     + self.highlight("\n".join(rec.stderr), "text") + "</details>")
         return out + _provenance(rec)
+
+    def fix(self, snippet: Snippet, target: str) -> str:
+        """The command for a contributor's terminal (pages show the plain `python` form)."""
+        return record_command(snippet.name, target, this_python(self.config["store"].root))
 
     def highlight(self, src: str, language: str, title: str | None = None, hl_lines=None) -> str:
         count = self.tracker.setdefault("code", 0)

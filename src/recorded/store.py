@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import json
 import os
+import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -116,7 +117,7 @@ class Store:
             raise RecordingError(
                 f"{self._shown(path)}: holds {rec.snippet} on {rec.target}, but its place says "
                 f"{snippet_name} on {target}; delete it and run "
-                f"`{record_command(snippet_name, target)}`."
+                f"`{record_command(snippet_name, target, this_python(self.root))}`."
             )
         return rec
 
@@ -167,6 +168,15 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def record_command(snippet_name: str, target: str) -> str:
+def record_command(snippet_name: str, target: str, python: str = "python") -> str:
     """The command that (re-)records one snippet on one target, for messages and pages."""
-    return f"python scripts/record_runs.py --target {target} {snippet_name}"
+    return f"{python} scripts/record_runs.py --target {target} {snippet_name}"
+
+
+def this_python(root: Path) -> str:
+    """The running interpreter as a contributor would type it from the project folder:
+    ``.venv/bin/python`` rather than a bare ``python`` that may lack torch and numpy."""
+    try:
+        return Path(sys.executable).relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return "python"

@@ -22,7 +22,7 @@ from sybil import Document, Example, Region
 
 from . import blocks, claims, provenance, runner
 from .snippets import DEFAULT_TIMEOUT, TARGETS, Snippet, SnippetError, load
-from .store import State, Store, record_command
+from .store import State, Store, record_command, this_python
 
 _END = re.compile(r"^/{3,}[ \t]*$", re.M)
 
@@ -126,7 +126,7 @@ class RecordedParser:
         for target in TARGETS:
             state, rec, reason = self.store.state(snippet, target)
             where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
-            fix = f"  fix: {record_command(snippet.name, target)}"
+            fix = f"  fix: {record_command(snippet.name, target, this_python(self.store.root))}"
             must_be_fresh = target == "cpu" or strict()
             if state is State.FRESH:
                 for group in spec.claims_for(target):
