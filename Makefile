@@ -18,7 +18,7 @@ serve: $(STAMP)  ## preview the site on http://127.0.0.1:8000, rebuilding on eve
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 test: $(STAMP)  ## the whole suite: pages, claims, recordings, recorder, site build
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 build: $(STAMP)  ## the site into site/, failing on any warning
 	$(BIN)/mkdocs build --strict
