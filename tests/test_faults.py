@@ -19,6 +19,7 @@ import markdown
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from processes import alive
 
 from recorded import blocks, claims
 from recorded.store import Recording, RecordingError, Store
@@ -41,17 +42,6 @@ def recorder(root: Path, *args: str, tmpdir: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", code, str(root), "--target", "cpu", *args],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie has exited; only its parent's bookkeeping remains.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
 
 
 # -- Ctrl-C -------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import gone_soon
 
 from recorded import cli, provenance, runner
 from recorded.record import TO_RECORD, plan, record, to_run
@@ -62,18 +63,6 @@ def no_torch_no_gpu(monkeypatch):
     monkeypatch.setattr(provenance, "nvidia_present", lambda: False)
 
 
-@pytest.fixture
-def runs(monkeypatch) -> list[tuple[str, str]]:
-    """(snippet name, target) of every run the recorder starts, in order."""
-    calls: list[tuple[str, str]] = []
-    real_run = runner.run
-
-    def spy(snippet, target, timeout, **kw):
-        calls.append((snippet.name, target))
-        return real_run(snippet, target, timeout, **kw)
-
-    monkeypatch.setattr(runner, "run", spy)
-    return calls
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -117,26 +106,6 @@ def set_duration(root: Path, name: str, seconds: float, target: str = "cpu") -> 
     rec_path(root, name, target).write_text(json.dumps(data), encoding="utf-8")
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A killed process stays a zombie until its new parent reaps it; a zombie runs nothing.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def gone_soon(pid: int, within: float = 2.0) -> bool:
-    """SIGKILL is delivered asynchronously: give the kernel a moment to finish the job."""
-    deadline = time.monotonic() + within
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 # -- 1. a first recording --------------------------------------------------------------------
