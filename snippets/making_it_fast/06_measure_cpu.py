@@ -11,6 +11,15 @@ from pathlib import Path
 import torch
 from torch import nn
 
+
+def cpu_has(flag):
+    """Whether the CPU advertises an instruction set (Linux only; else unknown)."""
+    try:
+        return flag in Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return "unknown"
+
+
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).eval()
 batch = torch.randn(256, 1024)
@@ -36,13 +45,6 @@ with torch.inference_mode():
     bf16_ms = median_ms(bfloat16_forward)
     out_dtype = bfloat16_forward().dtype
 
-
-def cpu_has(flag):
-    """Whether the CPU advertises an instruction set (Linux only; else unknown)."""
-    try:
-        return flag in Path("/proc/cpuinfo").read_text().split()
-    except OSError:
-        return "unknown"
 
 
 print("CPU capability PyTorch dispatches to:", torch.backends.cpu.get_cpu_capability())
