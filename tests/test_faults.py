@@ -213,3 +213,16 @@ def test_random_markdown_renders_without_crashing_or_injecting(fuzz_project, pag
     assert "<script>x</script>" not in html or "<script>x</script>" in page
     assert "<script>alert(1)</script>" not in html  # recorded output is always escaped
     assert "/etc/passwd" not in html or "/etc/passwd" in page
+
+
+# -- paths that leave snippets/ ----------------------------------------------------------------------
+
+def test_a_link_out_of_snippets_is_refused_and_never_read(tmp_path):
+    from recorded.snippets import SnippetError, load
+
+    secret = tmp_path / "secret.py"
+    secret.write_text('print("outside")\n')
+    root = project(tmp_path / "p", {"ok.py": "print(1)\n"})
+    (root / "snippets" / "lesson" / "escape.py").symlink_to(secret)
+    with pytest.raises(SnippetError, match="outside"):
+        load(root / "snippets", "lesson/escape.py")
