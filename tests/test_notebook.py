@@ -7,6 +7,7 @@ Jupyter on a machine without a GPU (the slow test executes it).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import subprocess
 import sys
@@ -182,7 +183,8 @@ expect:
 
 ## Next
 """
-    site = read_site(ROOT)
+    # With a published address, links to pages outside the notebook point there.
+    site = dataclasses.replace(read_site(ROOT), site_url="https://lesson.example/")
     links = _Links(site, {"index.md", "vectorise.md", "measure.md"}, {"making-it-fast-06-measure-cpu"})
     parts = page_parts("index.md", page)
     assert [p.kind for p in parts] == ["markdown", "snippet", "markdown"]
@@ -198,6 +200,9 @@ expect:
     assert "*Figure, shown on the lesson site:* Bars of bits. Both halve the memory." in text
     for raw in ("!!!", "???", "<figure", "[x]", "/// recorded", "figures/"):
         assert raw not in text, raw
+    # Without one (a local build), such a link keeps its text and drops the address.
+    local = _Links(dataclasses.replace(site, site_url=""), {"index.md"}, set())
+    assert "the\nrecordings and" in convert_markdown("index.md", parts[0].text, local)
 
 
 @pytest.mark.slow
