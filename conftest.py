@@ -4,6 +4,7 @@
 ```python fences with ``>>>`` run as doctests; ``<!-- skip: next -->`` skips one.
 """
 
+import os
 from pathlib import Path
 
 from sybil import Sybil
@@ -12,10 +13,13 @@ from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
 from recorded.sybil_parser import LiveRuns, RecordedParser
 
 ROOT = Path(__file__).parent
+# Under pytest-xdist the workers share the cores: one thread per live run keeps two
+# PyTorch runs from contending for both (each would otherwise use every core).
+THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else None
 
 pytest_collect_file = Sybil(
     parsers=[
-        RecordedParser(ROOT, LiveRuns(compile_cache=ROOT / ".pytest_cache" / "compile-cache")),
+        RecordedParser(ROOT, LiveRuns(compile_cache=ROOT / ".pytest_cache" / "compile-cache", threads=THREADS)),
         PythonCodeBlockParser(),
         SkipParser(),
     ],

@@ -1,8 +1,14 @@
-"""Fixtures shared by the recorder's tests."""
+"""Fixtures and settings shared by the tests."""
 
 import pytest
+from hypothesis import settings
 
 from recorded import runner
+
+# The property tests check logic, not speed: on a loaded machine (both cores busy with
+# live runs) Hypothesis's per-example deadline would fail them for the wrong reason.
+settings.register_profile("project", deadline=None)
+settings.load_profile("project")
 
 
 @pytest.fixture

@@ -32,7 +32,9 @@ class RunResult:
     duration_s: float
 
 
-def target_env(target: str, workdir: Path, compile_cache: Path | None = None) -> dict[str, str]:
+def target_env(
+    target: str, workdir: Path, compile_cache: Path | None = None, threads: int | None = None
+) -> dict[str, str]:
     """The environment a snippet runs in for a target.
 
     Recordings use a fresh torch.compile cache per run, so a first compiled call is timed
@@ -47,6 +49,8 @@ def target_env(target: str, workdir: Path, compile_cache: Path | None = None) ->
         TORCHINDUCTOR_CACHE_DIR=str(cache / "torchinductor-cache"),
         TRITON_CACHE_DIR=str(cache / "triton-cache"),
     )
+    if threads:
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     if target == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""  # hide any GPU, so the CPU tab is the CPU's
     return env
@@ -81,7 +85,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def run(
     snippet: Snippet, target: str, timeout: float, python: str = sys.executable,
-    compile_cache: Path | None = None,
+    compile_cache: Path | None = None, threads: int | None = None,
 ) -> RunResult:
     with tempfile.TemporaryDirectory(prefix="record-runs-") as tmp:
         workdir = Path(tmp)
@@ -89,7 +93,7 @@ def run(
         proc = subprocess.Popen(
             [python, str(snippet.path.resolve())],
             cwd=workdir,
-            env=target_env(target, workdir, compile_cache),
+            env=target_env(target, workdir, compile_cache, threads),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -34,11 +34,13 @@ def strict() -> bool:
 class LiveRuns:
     """Runs each snippet at most once per session and remembers the result."""
 
-    def __init__(self, run=runner.run, compile_cache: Path | None = None):
+    def __init__(self, run=runner.run, compile_cache: Path | None = None, threads: int | None = None):
         self._run = run
         # A lasting torch.compile cache spares each test session the recompilation; the
         # recordings, which report compile times, are always made with a cold one.
         self._options = {"compile_cache": compile_cache} if compile_cache else {}
+        if threads:
+            self._options["threads"] = threads
         self.results: dict[tuple[str, str], runner.RunResult] = {}
         self.count: dict[str, int] = {}
         self._target: str | None = None
