@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from fakes import FAKE_GPU, FAKE_MACHINE
 
 from recorded import bundles, cli, compare, provenance, runner
 from recorded.record import plan, shard
@@ -24,34 +24,12 @@ from recorded.snippets import discover, load
 from recorded.store import Recording, State, Store
 
 REPO = Path(__file__).resolve().parents[1]
-FAKE_MACHINE = {
-    "os": "Linux-test",
-    "cpu": {"model": "Test CPU", "arch": "x86_64", "cores": 2, "features": ["avx2"]},
-    "gpu": None,
-    "python": platform.python_version(),
-    "torch": "0.0-test",
-    "numpy": "0.0-test",
-    "git": {"commit": None, "dirty": None},
-    "compile_cache": "cold",
-}
-FAKE_GPU = {"name": "Test GPU", "capability": "9.0", "memory_gib": 80.0, "cuda": "12.8", "count": 1,
-            "driver": "570.00"}
 HELLO = 'print("hello")\n'
 BOOM = 'print("before")\nraise ValueError("boom")\n'
 NEEDS_CUDA = '# /// script\n# [tool.record-runs]\n# requires = ["cuda"]\n# ///\n'
 
 
-@pytest.fixture(autouse=True)
-def no_torch_no_gpu(monkeypatch):
-    """A fake machine and no NVIDIA driver: fast, and the same on a GPU runner as here."""
-    def machine(root, env, python=sys.executable):
-        m = dict(FAKE_MACHINE)
-        if env.get("CUDA_VISIBLE_DEVICES") != "":
-            m["gpu"] = dict(FAKE_GPU)
-        return m
-
-    monkeypatch.setattr(provenance, "machine", machine)
-    monkeypatch.setattr(provenance, "nvidia_present", lambda: False)
+pytestmark = pytest.mark.usefixtures("fake_machine")
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fakes import FAKE_MACHINE
 from processes import gone_soon
 
 from recorded import cli, provenance, runner
@@ -31,16 +32,6 @@ from recorded.store import Recording, RecordingError, Store
 REPO = Path(__file__).resolve().parents[1]
 REAL_MACHINE = provenance.machine
 REAL_NVIDIA_PRESENT = provenance.nvidia_present
-FAKE_MACHINE = {
-    "os": "Linux-test",
-    "cpu": {"model": "Test CPU", "arch": "x86_64", "cores": 2, "features": ["avx2"]},
-    "gpu": None,
-    "python": platform.python_version(),
-    "torch": "0.0-test",
-    "numpy": "0.0-test",
-    "git": {"commit": None, "dirty": None},
-    "compile_cache": "cold",
-}
 RECORDING_KEYS = {
     "schema", "snippet", "target", "sha256", "status", "exit_code", "stdout", "stderr",
     "duration_s", "recorded_at", "machine",
@@ -52,15 +43,7 @@ BOOM = 'print("before")\nraise ValueError("boom")\n'
 NEEDS_CUDA = ("[tool.record-runs]", 'requires = ["cuda"]')
 
 
-@pytest.fixture(autouse=True)
-def no_torch_no_gpu(monkeypatch):
-    """A fake machine description and no NVIDIA driver, unless a test says otherwise.
-
-    The real probe imports torch (over a second); the fake keeps each test fast and the
-    same on a GPU runner as here.
-    """
-    monkeypatch.setattr(provenance, "machine", lambda root, env, python=sys.executable: dict(FAKE_MACHINE))
-    monkeypatch.setattr(provenance, "nvidia_present", lambda: False)
+pytestmark = pytest.mark.usefixtures("fake_machine")
 
 
 
