@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import provenance, runner
+from . import describe, provenance, runner
 from .bundles import BundleError, import_bundles, write_bundle
 from .record import TO_RECORD, Item, plan, record, shard, shard_weights, to_run
 from .snippets import TARGETS, Snippet, SnippetError, discover, load
@@ -314,7 +314,7 @@ def do_compare(args, published: Store, snippets: list[Snippet], made: list[Recor
         if here:
             machine = compare.machine_words(next(iter(here.values())).machine)
         else:
-            machine = compare.describe.cpu({"cpu": provenance.cpu()})
+            machine = describe.cpu({"cpu": provenance.cpu()})
         print(compare.table(published, snippets, here, skipped, target, machine), end="")
         if args.out:
             print(f"this machine's runs: {len(made)} written to {args.out}", file=sys.stderr)
