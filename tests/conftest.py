@@ -6,7 +6,7 @@ import pytest
 from fakes import FAKE_GPU, FAKE_MACHINE
 from hypothesis import settings
 
-from recorded import provenance, runner
+from recorded import provenance, runner, targets
 
 # The property tests check logic, not speed: on a loaded machine (both cores busy with
 # live runs) Hypothesis's per-example deadline would fail them for the wrong reason.
@@ -21,22 +21,45 @@ def runs(monkeypatch) -> list[tuple[str, str]]:
     real_run = runner.run
 
     def spy(snippet, target, timeout, **kw):
-        calls.append((snippet.name, target))
+        calls.append((snippet.name, target.name))
         return real_run(snippet, target, timeout, **kw)
 
     monkeypatch.setattr(runner, "run", spy)
     return calls
 
 
+class FakeChecks:
+    """Which targets' checks pass on the pretend machine: no GPU unless ``gpu`` is set,
+    and every other target as it claims. Set ``failing[name] = "why"`` to fail one."""
+
+    def __init__(self):
+        self.gpu = False
+        self.failing: dict[str, str] = {}
+        self.calls: list[str] = []
+
+    def __call__(self, target, python=sys.executable):
+        self.calls.append(target.name)
+        if target.name in self.failing:
+            raise runner.TargetCheckFailed(self.failing[target.name])
+        if target.needs_gpu and not self.gpu:
+            raise runner.TargetCheckFailed("no NVIDIA driver on this machine (a pretend one)")
+        return target.check.prints if target.check else None
+
+
 @pytest.fixture
-def fake_machine(monkeypatch):
-    """A fake machine description (with a fake GPU where one is visible) and no NVIDIA
-    driver: fast, and the same on a GPU runner as here. Tests may override either."""
+def fake_machine(monkeypatch) -> FakeChecks:
+    """A fake machine description (with a fake GPU where one is visible), and target
+    checks that pass for every target but a GPU one: fast, and the same on a GPU runner
+    as here. Returns the checks, so a test can give the machine a GPU or fail a target."""
     def machine(root, env, python=sys.executable):
         m = dict(FAKE_MACHINE)
         if env.get("CUDA_VISIBLE_DEVICES") != "":
             m["gpu"] = dict(FAKE_GPU)
         return m
 
+    checks = FakeChecks()
     monkeypatch.setattr(provenance, "machine", machine)
     monkeypatch.setattr(provenance, "nvidia_present", lambda: False)
+    monkeypatch.setattr(runner, "check", checks)
+    monkeypatch.setattr(targets.Target, "detected", lambda self: checks.gpu or not self.needs_gpu)
+    return checks

@@ -33,10 +33,9 @@ pytestmark = pytest.mark.usefixtures("fake_machine")
 
 
 @pytest.fixture
-def gpu(monkeypatch):
+def gpu(fake_machine):
     """Pretend this machine has a usable NVIDIA GPU (the snippets here never touch it)."""
-    monkeypatch.setattr(provenance, "nvidia_present", lambda: True)
-    monkeypatch.setattr(provenance, "probe", lambda env, python=sys.executable: {"gpu": dict(FAKE_GPU)})
+    fake_machine.gpu = True
 
 
 
@@ -384,7 +383,7 @@ BAD_RECORDINGS = {
     "outside snippets": (lambda d: d["recordings"][0].update(snippet="../outside.py"),
                          "../outside.py on cpu: unknown snippet: '../outside.py': "
                          "name a file under snippets/"),
-    "target unknown": (lambda d: d["recordings"][0].update(target="tpu"), "target 'tpu' is not one of"),
+    "target unknown": (lambda d: d["recordings"][0].update(target="tpu"), "unknown target 'tpu'; the targets are ['cpu', 'cuda']"),
     "target the snippet cannot run on": (
         lambda d: d["recordings"][0].update(snippet="lesson/03_gpu.py"),
         "lesson/03_gpu.py on cpu: the snippet needs cuda, which the cpu target does not offer"),
@@ -639,7 +638,7 @@ def test_compare_prints_this_machine_beside_the_published_recordings(published, 
     assert "gpu ok - - True" in rows
     assert not any(r.startswith("device") for r in rows)  # neither a verdict nor a timing
     assert ("skipped here: lesson/02_gpu.py: needs cuda, and this run is on cpu "
-            "(no NVIDIA driver on this machine)") in out
+            "(cuda: no NVIDIA driver on this machine") in out
     assert "verdicts here: 1 same, 1 differs vs published CPU; 2 same, 0 differ vs published CUDA" in out
     assert recordings(published) == before  # bytes and mtimes
 

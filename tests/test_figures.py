@@ -37,6 +37,7 @@ def test_a_changed_recording_makes_its_figure_out_of_date(tmp_path):
     for part in ("snippets", "recordings"):
         shutil.copytree(ROOT / part, tmp_path / part)
     shutil.copytree(FIGURES_DIR, tmp_path / "figures")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)  # the targets
     store = Store(tmp_path)
     rec = store.read("making_it_fast/06_measure_cpu.py", "cpu")
     rec.stdout = [line.replace(" ms per batch", "1 ms per batch", 1) if line.startswith("float32:") else line

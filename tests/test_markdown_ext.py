@@ -75,7 +75,7 @@ class Project:
     def __init__(self, root: Path):
         self.root = root
         self.store = Store(root)
-        (root / "snippets").mkdir()
+        (root / "snippets").mkdir(exist_ok=True)
 
     def snippet(self, name: str = "lesson/x.py", source: str = SNIPPET) -> Snippet:
         path = self.store.snippets_dir / name

@@ -32,11 +32,13 @@ from recorded.store import Recording, RecordingError, Store
 REPO = Path(__file__).resolve().parents[1]
 REAL_MACHINE = provenance.machine
 REAL_NVIDIA_PRESENT = provenance.nvidia_present
+REAL_CHECK = runner.check
 RECORDING_KEYS = {
     "schema", "snippet", "target", "sha256", "status", "exit_code", "stdout", "stderr",
     "duration_s", "recorded_at", "machine",
 }
-MACHINE_KEYS = {"os", "cpu", "gpu", "python", "torch", "numpy", "git", "compile_cache", "load_average"}
+MACHINE_KEYS = {"os", "cpu", "gpu", "python", "torch", "numpy", "git", "compile_cache", "load_average",
+                "target"}
 HELLO = 'print("hello")\n'
 SLEEP = "import time\ntime.sleep(30)\n"
 BOOM = 'print("before")\nraise ValueError("boom")\n'
@@ -119,7 +121,10 @@ def test_first_run_writes_a_complete_cpu_recording(tmp_path):
     assert rec["recorded_at"].endswith("Z")
     when = dt.datetime.fromisoformat(rec["recorded_at"].removesuffix("Z")).replace(tzinfo=dt.timezone.utc)
     assert before <= when <= dt.datetime.now(dt.timezone.utc)
+    target = rec["machine"].pop("target")
     assert rec["machine"] == FAKE_MACHINE
+    assert target == {"name": "cpu", "description": "the CPU, with every GPU hidden",
+                      "env": {"CUDA_VISIBLE_DEVICES": ""}, "check": None}
 
 
 def test_first_run_records_the_real_machine_with_the_real_probe(tmp_path, monkeypatch):
@@ -156,7 +161,7 @@ def test_progress_names_each_run_its_duration_and_status(tmp_path):
     out = io.StringIO()
 
     made, failed = record(store, to_run(plan(store, discover(store.snippets_dir), ("cpu",)), False),
-                          out=out, machine_for=lambda target: {"target": target})
+                          out=out, machine_for=lambda target: {"made for": target})
 
     text = out.getvalue()
     assert "[1/2] lesson/01_a.py cpu … " in text and " s ok\n" in text
@@ -164,7 +169,8 @@ def test_progress_names_each_run_its_duration_and_status(tmp_path):
     assert "| ValueError: boom" in text
     assert [r.snippet for r in made] == ["lesson/01_a.py", "lesson/02_b.py"]
     assert [i.snippet.name for i in failed] == ["lesson/02_b.py"]
-    assert made[0].machine == {"target": "cpu"}
+    assert made[0].machine["made for"] == "cpu"
+    assert made[0].machine["target"]["name"] == "cpu"
 
 
 def test_progress_gives_an_eta_from_earlier_durations(tmp_path):
@@ -517,34 +523,54 @@ def test_fail_fast_stops_after_the_first_failure(tmp_path, runs):
 # -- 6. the cuda target on a machine without a GPU -------------------------------------------
 
 
-def test_target_cuda_without_an_nvidia_driver_exits_2_and_writes_nothing(tmp_path, runs, capsys):
+def test_target_cuda_without_an_nvidia_driver_exits_2_and_writes_nothing(tmp_path, runs, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "check", REAL_CHECK)  # the built-in cuda target's own look
+    monkeypatch.setattr(runner.Target, "detected", lambda self: not self.detect)
     add_snippet(tmp_path, "lesson/01_a.py", HELLO)
 
     assert main(tmp_path, "--target", "cuda") == 2
 
     err = capsys.readouterr().err
-    assert "--target cuda: no NVIDIA driver on this machine" in err
+    assert "--target cuda: none of /proc/driver/nvidia, nvidia-smi is on this machine" in err
     assert "Nothing was recorded" in err
     assert runs == [] and not (tmp_path / "recordings").exists()
 
 
 def test_target_cuda_when_torch_sees_no_gpu_exits_2_and_writes_nothing(tmp_path, runs, capsys, monkeypatch):
-    monkeypatch.setattr(provenance, "nvidia_present", lambda: True)
-    monkeypatch.setattr(provenance, "probe", lambda env, python=sys.executable: {"gpu": None})
+    # A driver, but the check (torch.cuda.is_available()) prints False: run for real with
+    # an interpreter that prints what a torch without a usable GPU would.
+    monkeypatch.setattr(runner, "check", REAL_CHECK)
+    monkeypatch.setattr(runner.Target, "detected", lambda self: True)
+    fake_torch = tmp_path / "fake" / "torch"
+    fake_torch.mkdir(parents=True)
+    (fake_torch / "__init__.py").write_text(
+        "class cuda:\n    @staticmethod\n    def is_available():\n        return False\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "fake"))
     add_snippet(tmp_path, "lesson/01_a.py", HELLO)
 
     assert main(tmp_path, "--target", "cuda") == 2
 
-    assert "torch in this interpreter sees no usable CUDA device" in capsys.readouterr().err
+    assert "--target cuda: its check printed 'False', not 'True'" in capsys.readouterr().err
     assert runs == [] and not (tmp_path / "recordings").exists()
 
 
-def test_default_target_falls_back_to_cpu_when_torch_sees_no_gpu(tmp_path, runs, monkeypatch):
-    monkeypatch.setattr(provenance, "nvidia_present", lambda: True)
-    monkeypatch.setattr(provenance, "probe", lambda env, python=sys.executable: {"gpu": None})
+def test_default_records_every_target_this_machine_can_run_and_says_which_it_skipped(
+        tmp_path, runs, capsys, fake_machine):
+    fake_machine.failing["cuda"] = "torch sees no usable CUDA device"
     add_snippet(tmp_path, "lesson/01_a.py", HELLO)
 
     assert main(tmp_path) == 0
+
+    assert runs == [("lesson/01_a.py", "cpu")]
+    assert "skipped cuda: this machine cannot run it (torch sees no usable CUDA device)" in capsys.readouterr().err
+    assert not rec_path(tmp_path, "lesson/01_a.py", "cuda").exists()
+
+
+def test_target_auto_falls_back_to_cpu_when_torch_sees_no_gpu(tmp_path, runs, fake_machine):
+    fake_machine.failing["cuda"] = "torch sees no usable CUDA device"
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+
+    assert main(tmp_path, "--target", "auto") == 0
 
     assert runs == [("lesson/01_a.py", "cpu")]
 
@@ -586,7 +612,7 @@ def test_cpu_target_hides_gpus_and_runs_in_a_fresh_temporary_folder(tmp_path, mo
 def test_cuda_target_keeps_the_callers_gpu_choice(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
 
-    env = runner.target_env("cuda", tmp_path)
+    env = runner.target_env(Store(tmp_path).targets.get("cuda"), tmp_path)
 
     assert env["CUDA_VISIBLE_DEVICES"] == "1"
     assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torchinductor-cache")
@@ -801,7 +827,7 @@ def test_well_formed_metadata_is_read_and_hidden_from_readers(tmp_path):
     snippet = load(tmp_path / "snippets", "lesson/01_gpu.py")
 
     assert snippet.requires == {"cuda"} and snippet.timeout == 600.0
-    assert snippet.targets() == ("cuda",)
+    assert snippet.targets(Store(tmp_path).targets) == ("cuda",)
     assert snippet.display_source() == 'print("gpu")\n'
 
 

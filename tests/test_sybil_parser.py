@@ -47,8 +47,8 @@ class FakeRun:
         self.results: dict[str, RunResult] = {}  # by snippet name; else prints OUTPUT
         self.calls: list[tuple[str, str]] = []
 
-    def __call__(self, snippet: Snippet, target: str, timeout: float) -> RunResult:
-        self.calls.append((snippet.name, target))
+    def __call__(self, snippet: Snippet, target, timeout: float) -> RunResult:
+        self.calls.append((snippet.name, target.name))
         return self.results.get(snippet.name, RunResult("ok", 0, OUTPUT, [], 0.01))
 
 
@@ -65,9 +65,11 @@ class Project:
 
     def live_target(self, target: str) -> None:
         """Decide what hardware LiveRuns finds on 'this machine', without probing it."""
-        self.monkeypatch.setattr(sybil_parser.provenance, "nvidia_present", lambda: target == "cuda")
-        self.monkeypatch.setattr(sybil_parser.provenance, "probe",
-                                 lambda env, *a, **k: {"gpu": {"name": "Fake GPU"}})
+        def check(t, python=None):
+            if t.needs_gpu and target != "cuda":
+                raise sybil_parser.runner.TargetCheckFailed("no GPU here")
+
+        self.monkeypatch.setattr(sybil_parser.runner, "check", check)
 
     def snippet(self, name: str = "lesson/x.py", source: str = SNIPPET) -> Snippet:
         path = self.store.snippets_dir / name

@@ -116,6 +116,7 @@ if __name__ == "__main__":
         if config == "float32":
             continue
         print(f"{config}: epoch time vs float32: {r['median'] / base['median']:.2f}x")
+        print(f"{config}: epoch faster than float32 here: {r['median'] < base['median']}")
         close = abs(r["accuracy"] - base["accuracy"]) <= 1.0
         print(f"{config}: accuracy within 1 point of float32: {close}")
     if "torch.compile" in results:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .snippets import TARGETS
 
 NAME = "recorded"
 KEYS = ("expect", "expect_on")
@@ -59,7 +58,8 @@ def _lines(value, where: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def parse(argument: str | None, body: str) -> Block:
+def parse(argument: str | None, body: str, targets: tuple[str, ...] = ("cpu", "cuda")) -> Block:
+    """Read a block; ``expect_on`` may name only the project's ``targets``."""
     snippet = (argument or "").strip()
     if not snippet:
         raise BlockError(
@@ -80,10 +80,11 @@ def parse(argument: str | None, body: str) -> Block:
     expect = _lines(data.get("expect", []), "expect")
     on = data.get("expect_on", {}) or {}
     if not isinstance(on, dict):
-        raise BlockError(f"expect_on must map a target ({', '.join(TARGETS)}) to a list of lines.")
-    bad = [t for t in on if t not in TARGETS]
+        raise BlockError(f"expect_on must map a target ({', '.join(targets)}) to a list of lines.")
+    bad = [t for t in on if t not in targets]
     if bad:
-        raise BlockError(f"expect_on names unknown target(s) {bad}; the targets are {list(TARGETS)}.")
+        raise BlockError(f"expect_on names unknown target(s) {bad}; the targets are {list(targets)} "
+                         "(declared in pyproject.toml under [tool.record-runs.targets]).")
     expect_on = {t: _lines(v, f"expect_on.{t}") for t, v in on.items()}
     return Block(snippet, expect, expect_on, _claim_lines(node))
 

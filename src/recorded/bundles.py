@@ -197,17 +197,26 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
         why = ""
         key = (rec.snippet, rec.target)
         try:
-            snippet = load(store.snippets_dir, rec.snippet)
+            snippet = load(store.snippets_dir, rec.snippet, store.targets)
         except SnippetError as exc:
             why = f"unknown snippet: {exc}"
         else:
-            if snippet.name != rec.snippet:
+            target = store.targets.by_name.get(rec.target)
+            claimed = (rec.machine.get("target") or {}) if isinstance(rec.machine.get("target"), dict) else {}
+            if target is None:
+                why = (f"unknown target {rec.target!r}; the targets are {list(store.targets.names)} "
+                       f"(declared in {store.targets.source})")
+            elif snippet.name != rec.snippet:
                 why = f"unknown snippet: name it as {snippet.name!r}"
-            elif not snippet.runs_on(rec.target):
+            elif not snippet.runs_on(target):
                 why = (f"the snippet needs {', '.join(sorted(snippet.requires))}, which the "
                        f"{rec.target} target does not offer")
-            elif rec.target == "cuda" and not rec.machine.get("gpu"):
-                why = "a cuda recording that names no GPU in its machine"
+            elif target.needs_gpu and not rec.machine.get("gpu"):
+                why = f"a {rec.target} recording that names no GPU in its machine"
+            elif target.check and claimed.get("check") != target.check.prints:
+                why = (f"a {rec.target} recording whose machine did not prove the target: its check "
+                       f"printed {claimed.get('check')!r}, and {rec.target} needs "
+                       f"{target.check.prints!r} ({target.check.code})")
             elif key in seen:
                 why = "recorded twice in this bundle"
             elif rec.sha256 != snippet.sha256() and not allow_stale:
@@ -243,7 +252,7 @@ def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report
                 continue
         except OSError:
             pass
-        snippet = load(store.snippets_dir, rec.snippet)
+        snippet = load(store.snippets_dir, rec.snippet, store.targets)
         stale = rec.sha256 != snippet.sha256()
         try:
             here = store.read(rec.snippet, rec.target)

@@ -15,18 +15,24 @@ from pathlib import Path
 from . import describe, provenance, runner
 from .bundles import BundleError, import_bundles, write_bundle
 from .record import TO_RECORD, Item, plan, record, shard, shard_weights, to_run
-from .snippets import TARGETS, Snippet, SnippetError, discover, load
-from .store import Recording, State, Store, record_command, this_python
+from .runner import TargetCheckFailed
+from .snippets import Snippet, SnippetError, discover, load
+from .store import Recording, RecordingError, State, Store, record_command, this_python
+from .targets import TargetError
 
 EPILOG = """\
 examples:
-  record_runs.py                      record what is missing, stale or failed, on this
-                                      machine's target
+  record_runs.py                      record what is missing, stale or failed, on every
+                                      target this machine can run (the targets live in
+                                      pyproject.toml; a target whose check fails here is
+                                      skipped, with the reason)
+  record_runs.py --target cpu-avx2    record on one target only
   record_runs.py making_it_fast/02_float16_limits.py
                                       record one snippet if it is missing, stale or failed
                                       (a fresh one is not re-run; add --force for that)
   record_runs.py --check              list missing, stale and failed recordings; exit 1 if any
-                                      that must be fresh (CPU always; CUDA with --strict)
+                                      that must be fresh (targets marked required always,
+                                      the others with --strict)
   record_runs.py --list               every snippet and target, with state and last duration
 
 hardware runners in CI:
@@ -90,9 +96,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="snippet paths (under snippets/, or with the snippets/ prefix); default: all. "
                         "A named snippet runs only if its recording is missing, stale or failed, "
                         "unless --force")
-    p.add_argument("--target", choices=[*TARGETS, "auto"], default=None,
-                   help="where to record: cpu, cuda, or auto (cuda when a usable GPU is "
-                        "present, else cpu; the default when recording or comparing)")
+    p.add_argument("--target", default=None, metavar="NAME",
+                   help="a target from pyproject.toml ([tool.record-runs.targets.NAME], such as "
+                        "cpu, cpu-avx2 or cuda); 'all': every target this machine can run (the "
+                        "default when recording); 'auto': the first of [tool.record-runs] auto "
+                        "that this machine can run (the default with --compare)")
     p.add_argument("--force", action="store_true", help="re-record even fresh recordings")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="per-snippet limit (default: the snippet's own, else 300)")
@@ -144,28 +152,40 @@ def select(store: Store, names: list[str]) -> list[Snippet]:
     return chosen
 
 
-def cuda_problem() -> str | None:
-    """Why the cuda target cannot run here, or None. Starts torch only if a driver is present."""
-    if not provenance.nvidia_present():
-        return "no NVIDIA driver on this machine (no /proc/driver/nvidia, no nvidia-smi)"
-    if not provenance.probe(runner.target_env("cuda", Path("."))).get("gpu"):
-        return "torch in this interpreter sees no usable CUDA device (torch.cuda.is_available() is False)"
+def named_target(store: Store, requested: str | None) -> str | None:
+    """The one target named on the command line, None for all/auto, or a UsageError."""
+    if requested in (None, "all", "auto"):
+        return None
+    try:
+        return store.targets.get(requested, "--target").name
+    except TargetError as exc:
+        raise UsageError(f"{exc} Or use --target all or --target auto. Nothing was run.") from None
+
+
+def cannot(store: Store, name: str, why: Exception, done: str = "recorded") -> UsageError:
+    others = [t for t in store.targets.names if t != name]
+    return UsageError(f"--target {name}: {why}. Nothing was {done}. "
+                      f"{'Record' if done == 'recorded' else 'Run'} on a machine that is what "
+                      f"{name} claims ({store.targets.get(name).description})"
+                      + (f", or choose another target: {', '.join(others)}." if others else "."))
+
+
+def runnable(store: Store, name: str) -> str | None:
+    """Why this machine cannot run the target, or None. Starts Python only for a check."""
+    try:
+        runner.check(store.targets.get(name))
+    except TargetCheckFailed as exc:
+        return str(exc)
     return None
 
 
-def no_cuda(problem: str, done: str = "recorded") -> UsageError:
-    return UsageError(f"--target cuda: {problem}. Nothing was {done}. "
-                      f"{'Record' if done == 'recorded' else 'Run'} on a machine with an NVIDIA GPU, "
-                      "or use --target cpu.")
-
-
-def first_target(requested: str, done: str = "recorded") -> str:
-    """The target before any probe: cpu, or cuda when a driver is present (to be confirmed)."""
-    if requested == "cpu" or (requested == "auto" and not provenance.nvidia_present()):
-        return "cpu"
-    if not provenance.nvidia_present():
-        raise no_cuda(cuda_problem(), done)
-    return "cuda"
+def auto_candidates(store: Store) -> list[str]:
+    """The auto targets this machine may run, by a cheap look (no Python started)."""
+    found = [n for n in store.targets.auto if store.targets.get(n).detected()]
+    if not found:
+        raise UsageError(f"--target auto: none of the targets {list(store.targets.auto)} "
+                         "([tool.record-runs] auto) can run on this machine; name one with --target.")
+    return found
 
 
 # -- shards ------------------------------------------------------------------------------------
@@ -205,17 +225,18 @@ def in_shard(items: list[Item], published: Store, snippets: list[Snippet], which
 
 def show_list(items) -> None:
     width = max((len(i.snippet.name) for i in items), default=10)
-    print(f"{'snippet':<{width}}  target  {'state':<14}  {'last run':>8}  recorded at")
+    tw = max((len(i.target) for i in items), default=6)
+    print(f"{'snippet':<{width}}  {'target':<{tw}}  {'state':<14}  {'last run':>8}  recorded at")
     for i in items:
         rec = i.recording
         secs = f"{rec.duration_s:.1f} s" if rec else "-"
         when = rec.recorded_at if rec else "-"
-        print(f"{i.snippet.name:<{width}}  {i.target:<6}  {i.state.value:<14}  {secs:>8}  {when}")
+        print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
 
 
-def check(items, strict: bool, python: str = "python") -> int:
+def check(items, strict: bool, store: Store, python: str = "python") -> int:
     problems = [i for i in items if i.state in TO_RECORD]
-    required = [i for i in problems if i.target == "cpu" or strict]
+    required = [i for i in problems if store.targets.get(i.target).required or strict]
     for i in problems:
         mark = "error" if i in required else "note "
         print(f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
@@ -241,64 +262,87 @@ def save_bundle(path: str | None, made: list[Recording]) -> None:
 
 
 def do_record(args, store: Store, published: Store, snippets: list[Snippet], made: list[Recording]) -> int:
-    requested = args.target or "auto"
-    target = first_target(requested)  # cuda is confirmed below by a probe, and only if there is work
+    """Record on the named target, on every target this machine can run, or on the auto one."""
+    named = named_target(store, args.target)
+    requested = args.target or "all"
+    names = [named] if named else auto_candidates(store) if requested == "auto" else list(store.targets.names)
 
     def items_for(t: str) -> list[Item]:
         items = plan(store, snippets, (t,))
         return in_shard(items, published, snippets, args.shard, say=False) if args.shard else items
 
-    items = items_for(target)
-    work = to_run(items, args.force)
-    if work and target == "cuda" and (problem := cuda_problem()):
-        if requested == "cuda":
-            raise no_cuda(problem)
-        target = "cpu"
-        items = items_for(target)
+    attempted = failed_runs = 0
+    for name in names:
+        items = items_for(name)
         work = to_run(items, args.force)
-    if args.shard:
-        shard_filter(published, snippets, target, args.shard)  # says which snippets it takes
-    skipped = [i for i in items if i.state is State.NOT_APPLICABLE]
-    if not work:
-        print(f"nothing to record on {target}: {len(items) - len(skipped)} fresh"
-              + (f", {len(skipped)} not applicable" if skipped else "")
-              + (f" in {args.out}" if args.out else ""), file=sys.stderr)
-        save_bundle(args.bundle, made)
-        return 0
+        skipped = [i for i in items if i.state is State.NOT_APPLICABLE]
+        if args.shard:
+            shard_filter(published, snippets, name, args.shard)  # says which snippets it takes
+        if not work:
+            print(f"nothing to record on {name}: {len(items) - len(skipped)} fresh"
+                  + (f", {len(skipped)} not applicable" if skipped else "")
+                  + (f" in {args.out}" if args.out else ""), file=sys.stderr)
+            if requested == "auto":
+                break
+            continue
+        if problem := runnable(store, name):
+            if named:
+                raise cannot(store, name, problem)
+            print(f"skipped {name}: this machine cannot run it ({problem}); its {len(work)} missing "
+                  "or stale recordings are left for a machine that can", file=sys.stderr)
+            continue
+        before = len(made)
 
-    def keep(rec: Recording, written: bool) -> None:
-        if written:
-            made.append(rec)
+        def keep(rec: Recording, written: bool) -> None:
+            if written:
+                made.append(rec)
 
-    _, failed = record(store, work, timeout=args.timeout, fail_fast=args.fail_fast, on_run=keep)
-    print(f"recorded {len(made)} of {len(work)} on {target}"
-          + (f" into {args.out}" if args.out else "")
-          + (f"; {len(failed)} failed" if failed else ""), file=sys.stderr)
+        _, failed = record(store, work, timeout=args.timeout, fail_fast=args.fail_fast, on_run=keep)
+        attempted += 1
+        failed_runs += len(failed)
+        print(f"recorded {len(made) - before} of {len(work)} on {name}"
+              + (f" into {args.out}" if args.out else "")
+              + (f"; {len(failed)} failed" if failed else ""), file=sys.stderr)
+        if requested == "auto" or (failed and args.fail_fast):
+            break
     save_bundle(args.bundle, made)
-    return 1 if failed else 0
+    return 1 if failed_runs else 0
+
+
+def compare_target(store: Store, requested: str | None, snippets: list[Snippet]) -> tuple[str, str]:
+    """The target --compare runs on, and why (for the skipped-snippet notes)."""
+    if named := named_target(store, requested):
+        if snippets and (problem := runnable(store, named)):
+            raise cannot(store, named, problem, "run")
+        return named, f"--target {named}"
+    if requested == "all":
+        raise UsageError("--compare runs on one target: name it with --target, or use --target auto.")
+    problems = []
+    for name in store.targets.auto:
+        if not snippets and store.targets.get(name).detected():
+            return name, "the first auto target this machine has"  # nothing will run
+        if (problem := runnable(store, name)) is None:
+            return name, "; ".join(problems) or "the first auto target this machine can run"
+        problems.append(f"{name}: {problem}")
+    raise UsageError(f"--target auto: no auto target can run here ({'; '.join(problems)}). Nothing was run.")
 
 
 def do_compare(args, published: Store, snippets: list[Snippet], made: list[Recording]) -> int:
     from . import compare  # only --compare needs it
 
-    requested = args.target or "auto"
-    target = first_target(requested, "run")
-    why_cpu = "--target cpu" if requested == "cpu" else "no NVIDIA driver on this machine"
-    if target == "cuda" and snippets and (problem := cuda_problem()):
-        if requested == "cuda":
-            raise no_cuda(problem, "run")
-        target, why_cpu = "cpu", problem
+    target, why = compare_target(published, args.target, snippets)
     if args.shard:
         chosen = shard_filter(published, snippets, target, args.shard)
-        snippets = [s for s in snippets if s.name in chosen or not s.runs_on(target)]
+        snippets = [s for s in snippets
+                    if s.name in chosen or not s.runs_on(published.targets.get(target))]
 
     with tempfile.TemporaryDirectory(prefix="record-runs-compare-") as tmp:
         # Without --out the runs go to a scratch store that is thrown away: recordings/ is
         # never written. With --out they go to DIR, by the same rules as recording.
-        store = Store(published.root, Path(args.out) if args.out else Path(tmp))
+        store = Store(published.root, Path(args.out) if args.out else Path(tmp), published.targets)
         items = plan(store, snippets, (target,))
         skipped = {i.snippet.name: f"needs {', '.join(sorted(i.snippet.requires))}, and this run is on "
-                                   f"{target} ({why_cpu if target == 'cpu' else 'cuda'})"
+                                   f"{target} ({why})"
                    for i in items if i.state is State.NOT_APPLICABLE}
         work = to_run(items, force=True)
         here: dict[str, Recording] = {}
@@ -325,8 +369,12 @@ def do_compare(args, published: Store, snippets: list[Snippet], made: list[Recor
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     args = parse_args(argv)
     root = Path(root or Path.cwd())
-    published = Store(root)
     made: list[Recording] = []
+    try:
+        published = Store(root)
+    except TargetError as exc:
+        print(f"record_runs.py: {exc} Nothing was run or written.", file=sys.stderr)
+        return 2
     try:
         if args.out:
             out = Path(args.out)
@@ -335,7 +383,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         if args.bundle and Path(args.bundle).is_dir():
             raise UsageError(f"--bundle {args.bundle}: is a folder; name a file, such as "
                              f"{Path(args.bundle) / 'bundle.json'}.")
-        store = Store(root, Path(args.out)) if args.out else published
+        store = Store(root, Path(args.out), published.targets) if args.out else published
         if args.import_:
             for name in args.import_:
                 if not Path(name).is_file():
@@ -344,18 +392,18 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             return import_bundles(store, args.import_, args.allow_stale, sys.stdout)
         snippets = select(store, args.snippets)
         if args.check or args.list:
-            targets = (args.target,) if args.target in TARGETS else TARGETS
-            items = plan(store, snippets, targets)
+            named = named_target(store, args.target)
+            items = plan(store, snippets, (named,) if named else store.targets.names)
             if args.shard:
                 items = in_shard(items, published, snippets, args.shard)
             if args.list:
                 show_list(items)
                 return 0
-            return check(items, args.strict, this_python(store.root))
+            return check(items, args.strict, store, this_python(store.root))
         if args.compare:
             return do_compare(args, published, snippets, made)
         return do_record(args, store, published, snippets, made)
-    except (SnippetError, UsageError, BundleError) as exc:
+    except (SnippetError, UsageError, BundleError, TargetError, RecordingError) as exc:
         print(f"record_runs.py: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -16,14 +16,12 @@ import re
 from dataclasses import dataclass
 
 from . import describe
-from .snippets import TARGETS, Snippet
+from .snippets import Snippet
 from .store import Recording, State, Store
 
 _VERDICT = re.compile(r"^(?P<label>.*): (?P<value>True|False)$")
 _NUMBER = r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _TIMING = re.compile(rf"{_NUMBER}\s?(?:ms|s|µs|us|ns)(?![\w])")
-#: Published columns are named as the site's tabs are.
-TARGET_NAMES = {"cpu": "CPU", "cuda": "CUDA", "mps": "MPS"}
 MAX_LABEL = 46
 
 
@@ -91,21 +89,24 @@ def table(
 ) -> str:
     """The comparison as text: a header naming the machines, then one row per snippet and
     one per verdict or timing line, then what was skipped and a count of verdicts."""
-    columns = [f"published {TARGET_NAMES.get(t, t)}" for t in TARGETS]
-    out = [f"{'this machine:':<17}{here_machine} · target {target}"]
-    for t, col in zip(TARGETS, columns):
+    # Published columns are named as the site's tabs are.
+    targets = published.targets.names
+    columns = [f"published {published.targets.label(t)}" for t in targets]
+    pad = max(17, *(len(c) + 2 for c in columns))
+    out = [f"{'this machine:':<{pad}}{here_machine} · target {target}"]
+    for t, col in zip(targets, columns):
         names = _published_machines(published, snippets, t)
-        out.append(f"{col + ':':<17}{names[0] if names else 'not recorded yet'}")
-        out.extend(f"{'':<17}{n}" for n in names[1:])
+        out.append(f"{col + ':':<{pad}}{names[0] if names else 'not recorded yet'}")
+        out.extend(f"{'':<{pad}}{n}" for n in names[1:])
 
     rows: list[tuple[str, ...]] = []
-    tally = {t: {"same": 0, "differs": 0} for t in TARGETS}
+    tally = {t: {"same": 0, "differs": 0} for t in targets}
     notes: list[str] = []
     for s in snippets:
         mine = here.get(s.name)
         pub: dict[str, Recording | None] = {}
         head = [s.name, _status(mine) if mine else ("skipped" if s.name in skipped else "-")]
-        for t in TARGETS:
+        for t in targets:
             state, rec, _ = published.state(s, t)
             pub[t] = rec
             if state is State.NOT_APPLICABLE:
@@ -118,14 +119,14 @@ def table(
         lines_here = parse(mine.stdout) if mine else {}
         lines_pub = {t: parse(r.stdout) if r else {} for t, r in pub.items()}
         keys = list(lines_here)
-        for t in TARGETS:
+        for t in targets:
             keys += [k for k in lines_pub[t] if k not in keys]
         for key in keys:
             kind, label, n = key
             mine_line = lines_here.get(key)
             row = [f"  {_clip(label, MAX_LABEL - 2)}" + (f" [{n + 1}]" if n else ""),
                    mine_line.value if mine_line else "-"]
-            for t in TARGETS:
+            for t in targets:
                 other = lines_pub[t].get(key)
                 if other is None:
                     row.append("-")

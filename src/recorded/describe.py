@@ -46,10 +46,13 @@ def machine(m: dict) -> str:
     return f"{g} with {cpu(m)}" if g else cpu(m)
 
 
-def provenance(rec: Recording) -> str:
-    """One line: when, on what, with which versions, how long."""
+def provenance(rec: Recording, target: str | None = None) -> str:
+    """One line: when, on what (and what the target made of it), which versions, how long."""
     m = rec.machine
-    parts = [f"Recorded {rec.recorded_at[:10]} on {machine(m)}", f"Python {m.get('python')}"]
+    parts = [f"Recorded {rec.recorded_at[:10]} on {machine(m)}"]
+    if target:
+        parts.append(target)
+    parts.append(f"Python {m.get('python')}")
     for lib in ("torch", "numpy"):
         if m.get(lib):
             parts.append(f"{lib} {m[lib]}")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import describe
-from .snippets import TARGETS, load
+from .snippets import load
 from .store import State, Store
 
 LESSON = "making_it_fast"
@@ -32,12 +32,15 @@ def _search(pattern: str, lines: list[str]) -> re.Match | None:
     return next((m for line in lines if (m := re.search(pattern, line))), None)
 
 
-def machine_label(target: str, machine: dict) -> str:
-    """A short name for a legend: the GPU, or the CPU model with its most telling feature."""
-    if target == "cuda" and machine.get("gpu"):
+def machine_label(target, machine: dict) -> str:
+    """A short name for a legend: the GPU, or the CPU model with its most telling feature,
+    or for a target that limits the CPU (such as cpu-avx2), the model and the limit."""
+    if target.needs_gpu and machine.get("gpu"):
         return machine["gpu"]["name"]
     model = (machine.get("cpu") or {}).get("model") or "unknown CPU"
     model = re.sub(r"\((R|TM)\)", "", model).replace(" Processor", "").strip()
+    if set(dict(target.env)) - {"CUDA_VISIBLE_DEVICES"}:  # its features are not all in use
+        return f"{model}, {target.label}"
     feature = describe.telling_features(machine)[:1]
     return f"{model}, {feature[0]}" if feature else model
 
@@ -78,9 +81,9 @@ def flow_data(store: Store) -> dict:
 def timing_data(store: Store) -> dict:
     rows = []
     for snippet in ("06_measure_cpu.py", "07_measure_cuda.py"):
-        for target in TARGETS:
+        for target in store.targets:
             try:
-                got = _stdout(store, snippet, target)
+                got = _stdout(store, snippet, target.name)
             except (OSError, ValueError):
                 got = None
             if not got:
@@ -88,9 +91,8 @@ def timing_data(store: Store) -> dict:
             lines, machine = got
             fp32 = _search(rf"^float32:\s+{_NUMBER} ms", lines)
             bf16 = _search(rf"^bfloat16:\s+{_NUMBER} ms", lines)
-            device = "GPU" if snippet.startswith("07") else "CPU"
             rows.append({
-                "label": f"{machine_label(target if device == 'GPU' else 'cpu', machine)} ({device})",
+                "label": f"{machine_label(target, machine)} ({'GPU' if snippet.startswith('07') else 'CPU'})",
                 "float32_ms": float(fp32[1]), "bfloat16_ms": float(bf16[1]),
             })
     return {"rows": rows}
@@ -102,8 +104,8 @@ def worked_example_data(store: Store) -> dict:
         rf"\| accuracy {_NUMBER}%"
     )
     runs = []
-    for target in TARGETS:
-        got = _stdout(store, "10_worked_example.py", target)
+    for target in store.targets:
+        got = _stdout(store, "10_worked_example.py", target.name)
         if not got:
             continue
         lines, machine = got
@@ -189,7 +191,7 @@ def draw_flow(data: dict):
 
 
 def draw_timing(data: dict):
-    fig, ax = _figure(8, 1.2 + 0.7 * max(1, len(data["rows"])))
+    fig, ax = _figure(8, 1.6 + 0.7 * max(1, len(data["rows"])))
     rows = data["rows"]
     if not rows:
         ax.text(0.5, 0.5, "no fresh timing recordings yet", ha="center", va="center")
@@ -205,9 +207,10 @@ def draw_timing(data: dict):
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows][::-1])
     ax.set_xlabel("time per batch, ms (median; shorter is faster)")
     ax.set_xlim(0, max(max(r["float32_ms"], r["bfloat16_ms"]) for r in rows) * 1.3)
-    ax.legend(loc="lower right", frameon=False)
+    # Above the bars, where no bar's label can run into it.
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1), ncols=2, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.set_title("float32 against bfloat16 on every recorded machine")
+    ax.set_title("float32 against bfloat16, per recorded machine and target", pad=26)
     return fig
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import blocks, describe
-from .snippets import TARGETS, Snippet, discover
+from .snippets import Snippet, discover
 from .store import Recording, State, Store
 
 
@@ -36,8 +36,8 @@ def pages_showing(docs_dir: Path) -> dict[str, str]:
 def entries(store: Store, docs_dir: Path) -> list[Entry]:
     shown = pages_showing(docs_dir)
     out = []
-    for snippet in discover(store.snippets_dir):
-        for target in TARGETS:
+    for snippet in discover(store.snippets_dir, store.targets):
+        for target in store.targets.names:
             state, rec, _ = store.state(snippet, target)
             out.append(Entry(snippet, target, state, rec, shown.get(snippet.name)))
     return out
@@ -45,7 +45,8 @@ def entries(store: Store, docs_dir: Path) -> list[Entry]:
 
 def orphans(store: Store) -> list[Path]:
     """Recording files that belong to no snippet and target (renamed or deleted snippets)."""
-    expected = {store.path(s.name, t) for s in discover(store.snippets_dir) for t in TARGETS}
+    expected = {store.path(s.name, t) for s in discover(store.snippets_dir, store.targets)
+                for t in store.targets.names}
     return [p for p in store.recording_files() if p not in expected]
 
 
@@ -69,5 +70,6 @@ def totals(items: list[Entry]) -> str:
     seconds = sum(e.recording.duration_s for e in items if e.recording and e.state is State.FRESH)
     parts = [f"{states[s]} {s.value}" for s in State if states[s]]
     snippets = len({e.snippet.name for e in items})
-    return (f"{snippets} snippets on {len(TARGETS)} targets: {', '.join(parts)}. "
+    targets = len({e.target for e in items})
+    return (f"{snippets} snippets on {targets} targets: {', '.join(parts)}. "
             f"The fresh recordings ran for {seconds:.1f} s in all.")

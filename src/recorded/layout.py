@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-#: Everything `mkdocs build` (and Zensical) reads from the project.
-SITE_SOURCES = ("mkdocs.yml", "docs", "overrides", "snippets", "recordings")
+#: Everything `mkdocs build` (and Zensical) reads from the project (pyproject.toml: the targets).
+SITE_SOURCES = ("mkdocs.yml", "pyproject.toml", "docs", "overrides", "snippets", "recordings")
 
 
 def copy_site(root: Path, dst: Path, extra: tuple[str, ...] = ()) -> Path:

@@ -27,12 +27,12 @@ from pymdownx.blocks.block import Block
 from pymdownx.highlight import Highlight
 
 from . import blocks, claims, describe, inventory
-from .snippets import TARGETS, Snippet, SnippetError, load
+from .snippets import Snippet, SnippetError, load
 from .store import State, Store, record_command, this_python
 
 log = logging.getLogger("mkdocs.extensions.recorded")
 
-TAB_LABELS = {"cpu": "CPU", "cuda": "CUDA"}
+
 class _Page:
     """What the extension knows about the page being converted."""
 
@@ -117,8 +117,9 @@ class RecordedBlock(Block):
         for child in list(block):
             block.remove(child)
         try:
-            spec = blocks.parse(self.argument, body)
-            snippet = load(self.config["store"].snippets_dir, spec.snippet)
+            store: Store = self.config["store"]
+            spec = blocks.parse(self.argument, body, store.targets.names)
+            snippet = load(store.snippets_dir, spec.snippet, store.targets)
             block.set("id", blocks.anchor(snippet.name))  # so other pages can link to the evidence
             markup = self.render(spec, snippet, page.where(index))
         except (blocks.BlockError, SnippetError) as exc:
@@ -135,28 +136,30 @@ class RecordedBlock(Block):
         self.tracker["count"] = count + 1
         code = self.highlight(snippet.display_source(), "python", title=snippet.name)
         tabs = []
-        for target in TARGETS:
-            state, rec, reason = store.state(snippet, target)
-            tabs.append((TAB_LABELS[target], self.tab(spec, snippet, target, state, rec, reason, where)))
+        for target in store.targets:
+            state, rec, reason = store.state(snippet, target.name)
+            tabs.append((target.label, self.tab(spec, snippet, target, state, rec, reason, where)))
         return code + _tabbed(f"__recorded_{count}", tabs)
 
     def tab(self, spec, snippet, target, state, rec, reason, where) -> str:
-        cmd = html.escape(record_command(snippet.name, target))
-        label = TAB_LABELS[target]
-        must_be_fresh = target == "cpu" or self.config["strict"]
+        known = self.config["store"].targets
+        cmd = html.escape(record_command(snippet.name, target.name))
+        label = target.label
+        must_be_fresh = target.required or self.config["strict"]
         if state is State.NOT_APPLICABLE:
+            on = [known.label(t) for t in snippet.targets(known)]
             return _admonition(
                 "note", f"Not applicable on {label}",
                 f"This snippet needs {html.escape(', '.join(sorted(snippet.requires)))}, "
-                f"so it is recorded on the {' and '.join(TAB_LABELS[t] for t in snippet.targets())} "
-                "target only.")
+                f"so it is recorded on the {html.escape(' and '.join(on))} "
+                f"target{'s' * (len(on) != 1)} only.")
         if state is State.MISSING:
             if must_be_fresh:
                 log.warning(f"{where}: {snippet.name} has no {label} recording; run `{self.fix(snippet, target)}`.")
             return _admonition(
                 "info", f"Not recorded yet on {label}",
-                f"No {label} recording of this snippet exists yet. On a machine with "
-                f"{'an NVIDIA GPU' if target == 'cuda' else 'Python and the lesson packages'}, "
+                f"No {html.escape(label)} recording of this snippet exists yet. On a machine that "
+                f"matches this target ({html.escape(target.description)}), "
                 f"record it with <code>{cmd}</code>.")
         if state is State.INVALID:
             log.warning(f"{where}: {reason}")
@@ -176,10 +179,10 @@ class RecordedBlock(Block):
                 "failure", f"The last {label} run failed",
                 f"It ended with status <code>{html.escape(rec.status)}</code> "
                 f"(exit code {html.escape(str(rec.exit_code))}). The end of its error output:"
-            ) + self.highlight(tail, "text") + _provenance(rec)
+            ) + self.highlight(tail, "text") + _provenance(rec, target)
         # Fresh: the output, with the lines this page relies on highlighted.
         found, missing = [], []
-        for group in spec.claims_for(target):
+        for group in spec.claims_for(target.name):
             matched = claims.match(list(group), rec.stdout)
             found += matched
             missing += [c for c, i in zip(group, matched) if i is None]
@@ -190,11 +193,11 @@ class RecordedBlock(Block):
         if rec.stderr:
             out += ("<details class=\"recorded-stderr\"><summary>It also wrote to stderr</summary>"
                     + self.highlight("\n".join(rec.stderr), "text") + "</details>")
-        return out + _provenance(rec)
+        return out + _provenance(rec, target)
 
-    def fix(self, snippet: Snippet, target: str) -> str:
+    def fix(self, snippet: Snippet, target) -> str:
         """The command for a contributor's terminal (pages show the plain `python` form)."""
-        return record_command(snippet.name, target, this_python(self.config["store"].root))
+        return record_command(snippet.name, target.name, this_python(self.config["store"].root))
 
     def highlight(self, src: str, language: str, title: str | None = None, hl_lines=None) -> str:
         count = self.tracker.setdefault("code", 0)
@@ -209,8 +212,8 @@ class RecordedBlock(Block):
         )
 
 
-def _provenance(rec) -> str:
-    return f'<p class="recorded-provenance">{html.escape(describe.provenance(rec))}</p>'
+def _provenance(rec, target) -> str:
+    return f'<p class="recorded-provenance">{html.escape(describe.provenance(rec, target.description))}</p>'
 
 
 def _admonition(kind: str, title: str, text: str) -> str:
@@ -279,7 +282,7 @@ class RecordingsBlock(Block):
                 etree.SubElement(cell, "code").text = e.snippet.name
             rec = e.recording
             values = (
-                TAB_LABELS[e.target], e.state.value,
+                store.targets.label(e.target), e.state.value,
                 f"{rec.duration_s:.1f} s" if rec else "",
                 rec.recorded_at[:10] if rec else "",
                 describe.machine(rec.machine) if rec else "",
@@ -292,7 +295,7 @@ class RecordingsBlock(Block):
             etree.SubElement(block, "h3").text = title
             facts = etree.SubElement(block, "ul")
             for label, value in (
-                ("recorded", f"{info['count']} recordings, target {', '.join(TAB_LABELS[t] for t in sorted(info['targets']))}"),
+                ("recorded", f"{info['count']} recordings, target {', '.join(store.targets.label(t) for t in store.targets.names if t in info['targets'])}"),
                 ("CPU", describe.cpu(m)),
                 ("CPU features that matter here", ", ".join(describe.telling_features(m)) or "none of those listed"),
                 ("GPU", describe.gpu(m) or "none visible"),

@@ -67,7 +67,9 @@ def record(
 ) -> tuple[list[Recording], list[Item]]:
     """Run the items in order. Returns the recordings made and the items that failed.
 
-    Progress goes to ``out``, by default to ``sys.stderr`` as it is at call time (not at
+    Before the first run on a target, the target's check must pass (see
+    ``runner.check``); if it fails, TargetCheckFailed is raised and nothing more is
+    recorded. Progress goes to ``out``, by default to ``sys.stderr`` as it is at call time (not at
     import time), so a redirected stderr receives it. ``on_run(recording, written)`` is
     called after every run, also for a failed run that was not written because a good
     recording is kept, and before the next run starts (so a caller keeps what finished
@@ -78,22 +80,28 @@ def record(
     machines: dict[str, dict] = {}
 
     def machine(target: str) -> dict:
+        """Who records on target, after its check proved the machine is what it claims."""
         if target not in machines:
+            t = store.targets.get(target)
+            printed = runner.check(t, python)  # raises TargetCheckFailed: nothing is written
             if machine_for:
-                machines[target] = machine_for(target)
+                info = dict(machine_for(target))
             else:
-                env = runner.target_env(target, Path(tempfile.gettempdir()))
-                machines[target] = provenance.machine(store.root, env, python)
+                env = runner.target_env(t, Path(tempfile.gettempdir()))
+                info = provenance.machine(store.root, env, python)
+            info["target"] = {"name": t.name, "description": t.description,
+                              "env": dict(t.env), "check": printed}
+            machines[target] = info
         return machines[target]
 
     made, failed = [], []
     for n, item in enumerate(items, 1):
         s, t = item.snippet, item.target
-        print(f"[{n}/{len(items)}] {s.name} {t}{_eta(items[n - 1:])} …", end="", flush=True, file=out)
         info = machine(t)
+        print(f"[{n}/{len(items)}] {s.name} {t}{_eta(items[n - 1:])} …", end="", flush=True, file=out)
         limit = timeout or s.timeout or DEFAULT_TIMEOUT
         started = dt.datetime.now(dt.timezone.utc)
-        result = runner.run(s, t, limit, python=python)
+        result = runner.run(s, store.targets.get(t), limit, python=python)
         rec = Recording(
             snippet=s.name, target=t, sha256=s.sha256(), status=result.status,
             exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr,

@@ -7,6 +7,7 @@ started), and bounded output capture.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .snippets import Snippet
+from .targets import Target
 
 #: Most bytes kept of each stream; the rest is counted and dropped.
 MAX_STREAM_BYTES = 1_000_000
@@ -33,7 +35,7 @@ class RunResult:
 
 
 def target_env(
-    target: str, workdir: Path, compile_cache: Path | None = None, threads: int | None = None
+    target: Target, workdir: Path, compile_cache: Path | None = None, threads: int | None = None
 ) -> dict[str, str]:
     """The environment a snippet runs in for a target.
 
@@ -51,8 +53,8 @@ def target_env(
     )
     if threads:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
-    if target == "cpu":
-        env["CUDA_VISIBLE_DEVICES"] = ""  # hide any GPU, so the CPU tab is the CPU's
+    # The target's own settings last: a CPU target hides every GPU, so its tab is the CPU's.
+    env.update(target.env)
     return env
 
 
@@ -84,7 +86,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def run(
-    snippet: Snippet, target: str, timeout: float, python: str = sys.executable,
+    snippet: Snippet, target: Target, timeout: float, python: str = sys.executable,
     compile_cache: Path | None = None, threads: int | None = None,
 ) -> RunResult:
     with tempfile.TemporaryDirectory(prefix="record-runs-") as tmp:
@@ -127,3 +129,38 @@ def run(
                 name = str(-code)
             stderr.append(f"[recorder: killed by signal {name}]")
     return RunResult(status, code, out.lines(), stderr, round(duration, 3))
+
+
+class TargetCheckFailed(RuntimeError):
+    """This machine cannot record a target: what it lacks, or what its check printed."""
+
+
+@functools.lru_cache(maxsize=None)
+def check(target: Target, python: str = sys.executable) -> str | None:
+    """Prove this machine is what ``target`` claims, before anything is recorded on it.
+
+    Returns what the target's check printed (None when it has no check); raises
+    TargetCheckFailed saying why not. Starts Python only for a target with a check, once
+    per target and interpreter.
+    """
+    if not target.detected():
+        raise TargetCheckFailed(f"none of {', '.join(target.detect)} is on this machine")
+    if target.check is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="record-runs-check-") as tmp:
+        try:
+            done = subprocess.run(
+                [python, "-c", target.check.code], cwd=tmp, env=target_env(target, Path(tmp)),
+                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise TargetCheckFailed(f"its check could not run ({exc})") from None
+    printed = (done.stdout.strip().splitlines() or [""])[-1].strip()
+    if done.returncode != 0 or printed != target.check.prints:
+        why = (done.stderr.strip().splitlines() or [""])[-1] if done.returncode else ""
+        raise TargetCheckFailed(
+            f"its check printed {printed!r}, not {target.check.prints!r}"
+            + (f" (exit code {done.returncode}: {why})" if done.returncode else "")
+            + f"; the check, run with {dict(target.env)}: {target.check.code}"
+        )
+    return printed

@@ -11,10 +11,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-#: Recording targets, in the order their tabs appear.
-TARGETS = ("cpu", "cuda")
-#: The hardware each target offers. A snippet runs on a target that offers all it requires.
-PROVIDES = {"cpu": frozenset({"cpu"}), "cuda": frozenset({"cpu", "cuda"})}
+from . import targets as targets_
+from .targets import Target, Targets
+
 DEFAULT_TIMEOUT = 300.0
 
 # The reference expression from PEP 723 (inline script metadata).
@@ -35,11 +34,12 @@ class Snippet:
     requires: frozenset[str] = frozenset()
     timeout: float | None = None
 
-    def runs_on(self, target: str) -> bool:
-        return self.requires <= PROVIDES[target]
+    def runs_on(self, target: Target) -> bool:
+        """A snippet runs on a target that provides all it requires."""
+        return self.requires <= target.provides
 
-    def targets(self) -> tuple[str, ...]:
-        return tuple(t for t in TARGETS if self.runs_on(t))
+    def targets(self, known: Targets) -> tuple[str, ...]:
+        return tuple(t.name for t in known if self.runs_on(t))
 
     def sha256(self) -> str:
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
@@ -76,8 +76,12 @@ def strip_metadata(source: str) -> str:
     return source.lstrip("\n")
 
 
-def load(snippets_dir: Path, name: str) -> Snippet:
-    """Load one snippet by its name under snippets_dir, refusing paths that leave it."""
+def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet:
+    """Load one snippet by its name under snippets_dir, refusing paths that leave it.
+
+    Its ``requires`` must be drawn from what the ``known`` targets provide (by default
+    those of the project holding snippets_dir).
+    """
     pure = PurePosixPath(name.replace("\\", "/"))
     if pure.is_absolute() or ".." in pure.parts or not pure.parts:
         raise SnippetError(
@@ -107,14 +111,16 @@ def load(snippets_dir: Path, name: str) -> Snippet:
             f"known keys are {sorted(_TOOL_KEYS)}."
         )
     requires = tool.get("requires", [])
+    known = known or targets_.load(snippets_dir.parent)
     if (
         not isinstance(requires, list)
         or not all(isinstance(r, str) for r in requires)  # set() below needs hashable items
-        or not set(requires) <= PROVIDES["cuda"]
+        or not set(requires) <= known.capabilities
     ):
         raise SnippetError(
             f"{pure}: [tool.record-runs] requires must be a list drawn from "
-            f"{sorted(PROVIDES['cuda'])}, got {requires!r}."
+            f"{sorted(known.capabilities)} (what the targets {list(known.names)} provide), "
+            f"got {requires!r}."
         )
     timeout = tool.get("timeout")
     if timeout is not None and (
@@ -124,11 +130,12 @@ def load(snippets_dir: Path, name: str) -> Snippet:
     return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout))
 
 
-def discover(snippets_dir: Path) -> list[Snippet]:
+def discover(snippets_dir: Path, known: Targets | None = None) -> list[Snippet]:
     """Every snippet under snippets_dir, sorted by name."""
+    known = known or targets_.load(snippets_dir.parent)
     names = sorted(
         p.relative_to(snippets_dir).as_posix()
         for p in snippets_dir.rglob("*.py")
         if "__pycache__" not in p.parts
     )
-    return [load(snippets_dir, n) for n in names]
+    return [load(snippets_dir, n, known) for n in names]

@@ -14,7 +14,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .snippets import TARGETS, Snippet
+from . import targets as targets_
+from .snippets import Snippet
+from .targets import Targets
 
 SCHEMA_VERSION = 1
 STATUSES = ("ok", "error", "timeout")
@@ -55,7 +57,7 @@ class Recording:
         return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
-    def from_dict(cls, data: object, where: str) -> "Recording":
+    def from_dict(cls, data: object, where: str, known: Targets | None = None) -> "Recording":
         if not isinstance(data, dict):
             raise RecordingError(f"{where}: expected a JSON object.")
         if data.get("schema") != SCHEMA_VERSION:
@@ -73,8 +75,9 @@ class Recording:
                 raise RecordingError(f"{where}: field {key!r} is missing or of the wrong type.")
         if data["status"] not in STATUSES:
             raise RecordingError(f"{where}: status {data['status']!r} is not one of {STATUSES}.")
-        if data["target"] not in TARGETS:
-            raise RecordingError(f"{where}: target {data['target']!r} is not one of {TARGETS}.")
+        if known is not None and data["target"] not in known:
+            raise RecordingError(f"{where}: target {data['target']!r} is not one of the targets "
+                                 f"{list(known.names)} (declared in {known.source}).")
         if not all(isinstance(x, str) for x in data["stdout"] + data["stderr"]):
             raise RecordingError(f"{where}: stdout and stderr must be lists of strings.")
         names = {f for f in cls.__dataclass_fields__}
@@ -88,10 +91,12 @@ RECORDING_FIELDS = tuple(Recording.__dataclass_fields__)
 class Store:
     """Where the snippets and their recordings live, and how to read and write them."""
 
-    def __init__(self, root: Path, recordings_dir: Path | None = None):
+    def __init__(self, root: Path, recordings_dir: Path | None = None, targets: Targets | None = None):
         self.root = Path(root)
         self.snippets_dir = self.root / "snippets"
         self.recordings_dir = Path(recordings_dir) if recordings_dir else self.root / "recordings"
+        #: The project's targets, from its pyproject.toml (raises TargetError if malformed).
+        self.targets = targets or targets_.load(self.root)
 
     def path(self, snippet_name: str, target: str) -> Path:
         return self.recordings_dir / target / Path(snippet_name).with_suffix(".json")
@@ -104,7 +109,7 @@ class Store:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise RecordingError(f"{where}: not a readable JSON recording ({exc}); {hint}") from None
         try:
-            return Recording.from_dict(data, where)
+            return Recording.from_dict(data, where, self.targets)
         except RecordingError as exc:
             raise RecordingError(f"{exc} Fix: {hint}") from None
 
@@ -129,7 +134,7 @@ class Store:
 
     def state(self, snippet: Snippet, target: str) -> tuple[State, Recording | None, str]:
         """The state of one snippet on one target, its recording if readable, and why."""
-        if not snippet.runs_on(target):
+        if not snippet.runs_on(self.targets.get(target)):
             return State.NOT_APPLICABLE, None, f"needs {', '.join(sorted(snippet.requires))}"
         try:
             rec = self.read(snippet.name, target)

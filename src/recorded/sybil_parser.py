@@ -20,8 +20,10 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
-from . import blocks, claims, provenance, runner
-from .snippets import DEFAULT_TIMEOUT, TARGETS, Snippet, SnippetError, load
+from . import blocks, claims, runner
+from .snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
+from . import targets as targets_
+from .targets import Target, Targets
 from .store import State, Store, record_command, this_python
 
 _END = re.compile(r"^/{3,}[ \t]*$", re.M)
@@ -36,6 +38,7 @@ class LiveRuns:
 
     def __init__(self, run=runner.run, compile_cache: Path | None = None, threads: int | None = None):
         self._run = run
+        self.targets: Targets | None = None  # the project's, set by the parser
         # A lasting torch.compile cache spares each test session the recompilation; the
         # recordings, which report compile times, are always made with a cold one.
         self._options = {"compile_cache": compile_cache} if compile_cache else {}
@@ -46,11 +49,20 @@ class LiveRuns:
         self._target: str | None = None
 
     @property
-    def target(self) -> str:
-        """cuda where a usable GPU is present, else cpu. Decided once."""
+    def target(self) -> Target:
+        """The first of the project's auto targets that this machine can run. Decided once."""
         if self._target is None:
-            gpu = provenance.nvidia_present() and provenance.probe(runner.target_env("cuda", Path("."))).get("gpu")
-            self._target = "cuda" if gpu else "cpu"
+            self.targets = self.targets or targets_.parse({}, "pyproject.toml")
+            for name in self.targets.auto:
+                candidate = self.targets.get(name)
+                try:
+                    runner.check(candidate)
+                except runner.TargetCheckFailed:
+                    continue
+                self._target = candidate
+                break
+            else:
+                raise RuntimeError(f"none of the auto targets {list(self.targets.auto)} can run here")
         return self._target
 
     def __call__(self, snippet: Snippet) -> runner.RunResult:
@@ -69,6 +81,7 @@ class RecordedParser:
     def __init__(self, root: Path | str = ".", live: LiveRuns | None = None):
         self.store = Store(Path(root).resolve())
         self.live = live or LiveRuns()
+        self.live.targets = self.store.targets
 
     def __call__(self, document: Document):
         # Only headers outside fenced code are blocks, exactly as the Markdown extension reads
@@ -87,7 +100,7 @@ class RecordedParser:
                 yield Region(start, body - 1, parsed, self.evaluate)
                 continue
             try:
-                parsed = blocks.parse(argument, text[body:end.start()])
+                parsed = blocks.parse(argument, text[body:end.start()], self.store.targets.names)
             except blocks.BlockError as exc:
                 parsed = exc
             yield Region(start, end.start(), parsed, self.evaluate)
@@ -97,7 +110,7 @@ class RecordedParser:
         if isinstance(spec, blocks.BlockError):
             return f"malformed recorded block: {spec}"
         try:
-            snippet = load(self.store.snippets_dir, spec.snippet)
+            snippet = load(self.store.snippets_dir, spec.snippet, self.store.targets)
         except SnippetError as exc:
             return f"recorded block: {exc}"
         page = _shown(Path(example.path))
@@ -115,7 +128,7 @@ class RecordedParser:
                 f"lacks; its recordings were checked, the live run skipped"
             )
         result = self.live(snippet)
-        where = f"{snippet.name}, live run on this machine ({live_target})"
+        where = f"{snippet.name}, live run on this machine ({live_target.name})"
         if result.status != "ok":
             tail = "\n".join(f"  | {line}" for line in result.stderr[-15:])
             problems.append(f"{where}: {result.status} (exit code {result.exit_code})\n{tail}")
@@ -125,11 +138,12 @@ class RecordedParser:
 
     def check_recordings(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
         problems = []
-        for target in TARGETS:
+        for t in self.store.targets:
+            target = t.name
             state, rec, reason = self.store.state(snippet, target)
             where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
             fix = f"  fix: {record_command(snippet.name, target, this_python(self.store.root))}"
-            must_be_fresh = target == "cpu" or strict()
+            must_be_fresh = t.required or strict()
             if state is State.FRESH:
                 for group in spec.claims_for(target):
                     problems += check_claims(list(group), rec.stdout, where, locate)

@@ -1,0 +1,377 @@
+"""Targets as data: declared in pyproject.toml, used by everything that knows targets.
+
+Each test builds a throwaway project with its own pyproject.toml. Target checks are
+faked (tests/conftest.py, ``fake_machine``) except in the tests that say they run the
+real check, which pay for one ``import torch`` each.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from test_markdown_ext import Project, block, output_tabs, page, warnings  # noqa: F401 (a fixture)
+
+from recorded import cli, runner, targets
+from recorded.bundles import bundle_json
+from recorded.snippets import SnippetError, load
+from recorded.store import Recording, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+THREE = """
+[tool.record-runs]
+auto = ["gpu", "cpu"]
+
+[tool.record-runs.targets.cpu]
+label = "CPU"
+provides = ["cpu"]
+description = "this CPU as it is"
+env = { CUDA_VISIBLE_DEVICES = "" }
+required = true
+
+[tool.record-runs.targets.cpu-slow]
+label = "CPU, slowed"
+provides = ["cpu"]
+description = "this CPU with a made-up limit"
+env = { CUDA_VISIBLE_DEVICES = "", MADE_UP_LIMIT = "1" }
+required = true
+check = { code = "import os; print(os.environ['MADE_UP_LIMIT'])", prints = "1" }
+
+[tool.record-runs.targets.gpu]
+label = "GPU"
+provides = ["cpu", "cuda"]
+description = "a pretend GPU"
+"""
+
+ENV_REPORT = 'import os\nprint("limit:", os.environ.get("MADE_UP_LIMIT"))\n'
+
+
+def make(root: Path, config: str = THREE, snippets: dict[str, str] | None = None) -> Path:
+    (root / "pyproject.toml").write_text(textwrap.dedent(config), encoding="utf-8")
+    for name, code in (snippets or {"lesson/01_a.py": ENV_REPORT}).items():
+        path = root / "snippets" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code, encoding="utf-8")
+    return root
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    base = root / "recordings"
+    return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+pytestmark = pytest.mark.usefixtures("fake_machine")
+
+
+# -- the configuration ---------------------------------------------------------------------
+
+
+def test_targets_come_from_pyproject_in_tab_order(tmp_path):
+    known = targets.load(make(tmp_path))
+
+    assert known.names == ("cpu", "cpu-slow", "gpu")
+    assert known.auto == ("gpu", "cpu")
+    assert known.get("cpu-slow").label == "CPU, slowed"
+    assert dict(known.get("cpu-slow").env) == {"CUDA_VISIBLE_DEVICES": "", "MADE_UP_LIMIT": "1"}
+    assert known.capabilities == {"cpu", "cuda"}
+
+
+def test_a_project_without_targets_gets_cpu_and_cuda(tmp_path):
+    known = targets.load(tmp_path)
+
+    assert known.names == ("cpu", "cuda") and known.auto == ("cuda", "cpu")
+    assert known.get("cpu").required and not known.get("cuda").required
+
+
+def test_the_repository_declares_cpu_cpu_avx2_and_cuda():
+    known = targets.load(ROOT)
+
+    assert known.names == ("cpu", "cpu-avx2", "cuda")
+    avx2 = known.get("cpu-avx2")
+    assert dict(avx2.env)["ONEDNN_MAX_CPU_ISA"] == "AVX2" and dict(avx2.env)["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert avx2.check.prints == "AVX2" and "get_cpu_capability" in avx2.check.code
+    assert "not its caches or clock" in avx2.description
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c.replace('label = "CPU, slowed"\n', ""),
+     "[tool.record-runs.targets.cpu-slow] lacks 'label', which must be a string"),
+    (lambda c: c.replace('provides = ["cpu", "cuda"]', 'provides = "cuda"'),
+     "[tool.record-runs.targets.gpu] provides must be a list of strings, got 'cuda'"),
+    (lambda c: c.replace("required = true\ncheck", "required = 1\ncheck"),
+     "[tool.record-runs.targets.cpu-slow] required must be true or false, got 1"),
+    (lambda c: c.replace('prints = "1" }', 'expect = "1" }'),
+     "[tool.record-runs.targets.cpu-slow] check must be a table with code and prints"),
+    (lambda c: c.replace('description = "a pretend GPU"', 'descripton = "a pretend GPU"'),
+     "[tool.record-runs.targets.gpu] has unknown key(s) ['descripton']; the keys are"),
+    (lambda c: c.replace("targets.cpu-slow]", "targets.Cpu_Slow]"),
+     "target name 'Cpu_Slow': use lower-case letters, digits and dashes"),
+    (lambda c: c.replace('auto = ["gpu", "cpu"]', 'auto = ["tpu", "cpu"]'),
+     "auto names unknown target(s) ['tpu']; the targets are ['cpu', 'cpu-slow', 'gpu']"),
+    (lambda c: c.replace("[tool.record-runs]\n", "[tool.record-runs\n"), "pyproject.toml: not valid TOML"),
+], ids=["missing-key", "mistyped-list", "mistyped-bool", "bad-check", "unknown-key", "bad-name",
+        "unknown-auto", "bad-toml"])
+def test_a_bad_config_entry_is_refused_naming_the_file_the_target_and_the_key(
+        tmp_path, capsys, runs, change, message):
+    make(tmp_path)
+    assert cli.main([], root=tmp_path) == 0
+    before = tree(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(change(textwrap.dedent(THREE)), encoding="utf-8")
+    runs.clear()
+
+    with pytest.raises(targets.TargetError) as raised:
+        targets.load(tmp_path)
+    assert cli.main(["--force"], root=tmp_path) == 2
+
+    assert message in str(raised.value) and str(raised.value).startswith("pyproject.toml")
+    err = capsys.readouterr().err
+    assert message in err and "Nothing was run or written" in err
+    assert runs == [] and tree(tmp_path) == before
+
+
+# -- recording -----------------------------------------------------------------------------
+
+
+def test_default_records_every_target_this_machine_can_run_each_in_its_own_environment(tmp_path, runs, capsys):
+    make(tmp_path)
+
+    assert cli.main([], root=tmp_path) == 0
+
+    assert runs == [("lesson/01_a.py", "cpu"), ("lesson/01_a.py", "cpu-slow")]
+    store = Store(tmp_path)
+    assert store.read("lesson/01_a.py", "cpu").stdout == ["limit: None"]
+    slow = store.read("lesson/01_a.py", "cpu-slow")
+    assert slow.stdout == ["limit: 1"]
+    assert slow.machine["target"] == {
+        "name": "cpu-slow", "description": "this CPU with a made-up limit",
+        "env": {"CUDA_VISIBLE_DEVICES": "", "MADE_UP_LIMIT": "1"}, "check": "1"}
+    assert "skipped gpu: this machine cannot run it" in capsys.readouterr().err
+
+
+def test_target_auto_takes_the_first_auto_target_this_machine_can_run(tmp_path, runs, fake_machine):
+    make(tmp_path)
+    assert cli.main(["--target", "auto"], root=tmp_path) == 0
+    assert runs == [("lesson/01_a.py", "cpu")]
+
+    fake_machine.gpu = True
+    runs.clear()
+    assert cli.main(["--target", "auto"], root=tmp_path) == 0
+    assert runs == [("lesson/01_a.py", "gpu")]
+
+
+def test_an_unknown_target_on_the_command_line_exits_2_naming_the_known_ones(tmp_path, runs, capsys):
+    make(tmp_path)
+
+    for argv in (["--target", "tpu"], ["--target", "tpu", "--check"], ["--target", "tpu", "--compare"]):
+        assert cli.main(argv, root=tmp_path) == 2
+        err = capsys.readouterr().err
+        assert "--target: unknown target 'tpu'; the targets are ['cpu', 'cpu-slow', 'gpu']" in err
+    assert runs == [] and not (tmp_path / "recordings").exists()
+
+
+def test_a_target_whose_check_fails_records_nothing_and_keeps_what_was_recorded(
+        tmp_path, runs, capsys, fake_machine):
+    make(tmp_path)
+    assert cli.main([], root=tmp_path) == 0
+    (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(ENV_REPORT + "print('edited')\n")
+    before = tree(tmp_path)
+    fake_machine.failing["cpu-slow"] = "its check printed '0', not '1'"
+    runs.clear()
+
+    assert cli.main(["--target", "cpu-slow"], root=tmp_path) == 2
+
+    err = capsys.readouterr().err
+    assert "--target cpu-slow: its check printed '0', not '1'. Nothing was recorded." in err
+    assert "this CPU with a made-up limit" in err and "choose another target: cpu, gpu" in err
+    assert runs == [] and tree(tmp_path) == before
+
+    assert cli.main([], root=tmp_path) == 0  # every target: the others still record
+    assert runs == [("lesson/01_a.py", "cpu")]
+    assert "skipped cpu-slow: this machine cannot run it (its check printed '0', not '1')" in capsys.readouterr().err
+    assert tree(tmp_path)["cpu-slow/lesson/01_a.json"] == before["cpu-slow/lesson/01_a.json"]
+
+
+def test_the_real_check_runs_in_the_targets_environment(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "check", REAL_CHECK)
+    known = targets.load(make(tmp_path))
+
+    assert runner.check(known.get("cpu-slow")) == "1"
+    wrong = targets.Target("cpu-slow", "x", frozenset({"cpu"}), "x", (), True, (),
+                           targets.Check("print('AVX512')", "AVX2"))
+    with pytest.raises(runner.TargetCheckFailed, match="its check printed 'AVX512', not 'AVX2'"):
+        runner.check(wrong)
+
+
+REAL_CHECK = runner.check
+
+
+def test_the_avx2_limit_is_proven_before_recording_and_its_absence_refused(monkeypatch):
+    """The real cpu-avx2 check, with torch: it passes with the target's environment and
+    fails without the ATen limit, so a recording cannot claim AVX2 while running AVX-512."""
+    monkeypatch.setattr(runner, "check", REAL_CHECK)
+    avx2 = targets.load(ROOT).get("cpu-avx2")
+    unlimited = targets.Target(avx2.name, avx2.label, avx2.provides, avx2.description,
+                               (("CUDA_VISIBLE_DEVICES", ""),), avx2.required, avx2.detect, avx2.check)
+    try:
+        native = runner.check(targets.Target("probe", "p", frozenset({"cpu"}), "p", (), False, (),
+                                             targets.Check(avx2.check.code, "?")))
+    except runner.TargetCheckFailed as exc:
+        native = str(exc).split("printed ")[1].split(",")[0].strip("'")
+    if native in ("AVX2", "DEFAULT"):
+        pytest.skip(f"this CPU's own capability is {native}, so an unlimited run also looks limited")
+
+    assert runner.check(avx2) == "AVX2"
+    with pytest.raises(runner.TargetCheckFailed, match=f"its check printed '{native}', not 'AVX2'"):
+        runner.check(unlimited)
+
+
+# -- snippets, pages, bundles, listings ----------------------------------------------------
+
+
+def test_a_snippet_requiring_what_no_target_provides_names_the_known_ones(tmp_path):
+    make(tmp_path, snippets={"lesson/01_mps.py": "# /// script\n# [tool.record-runs]\n"
+                                                  "# requires = [\"mps\"]\n# ///\nprint(1)\n"})
+
+    with pytest.raises(SnippetError) as raised:
+        load(tmp_path / "snippets", "lesson/01_mps.py")
+
+    assert "lesson/01_mps.py: [tool.record-runs] requires must be a list drawn from ['cpu', 'cuda']" in str(raised.value)
+    assert "the targets ['cpu', 'cpu-slow', 'gpu']" in str(raised.value)
+
+
+def test_pages_show_one_tab_per_target_with_the_configured_labels_and_descriptions(tmp_path, warnings):
+    make(tmp_path)
+    project = Project(tmp_path)
+    snippet = load(tmp_path / "snippets", "lesson/01_a.py")
+    project.record(snippet, "cpu", ["limit: None"])
+    project.record(snippet, "cpu-slow", ["limit: 1"])
+
+    html = project.render(page(block("lesson/01_a.py", 'expect_on:\n  cpu-slow:\n    - "limit: 1"\n')))
+
+    (tabs,) = output_tabs(html)
+    assert list(tabs) == ["CPU", "CPU, slowed", "GPU"]
+    assert "this CPU with a made-up limit" in tabs["CPU, slowed"]
+    assert "Not recorded yet on GPU" in tabs["GPU"] and "a pretend GPU" in tabs["GPU"]
+    assert "--target gpu lesson/01_a.py" in tabs["GPU"]
+    assert warnings() == []
+
+
+def test_a_required_target_without_a_recording_warns_in_every_build(tmp_path, warnings):
+    make(tmp_path)
+    project = Project(tmp_path)
+    project.record(load(tmp_path / "snippets", "lesson/01_a.py"), "cpu", ["limit: None"])
+
+    project.render(page(block("lesson/01_a.py")))
+
+    (warning,) = warnings()
+    assert "lesson/01_a.py has no CPU, slowed recording" in warning and "--target cpu-slow" in warning
+
+
+def test_an_unknown_target_in_a_block_names_page_line_and_the_known_targets(tmp_path, warnings):
+    make(tmp_path)
+    project = Project(tmp_path)
+
+    project.render(page(block("lesson/01_a.py", 'expect_on:\n  cpu-avx2:\n    - "limit: 1"\n')))
+
+    (warning,) = warnings()
+    assert ":3: recorded block: expect_on names unknown target(s) ['cpu-avx2']" in warning
+    assert "the targets are ['cpu', 'cpu-slow', 'gpu']" in warning
+
+
+def _bundle(tmp_path: Path, target: str, check: str | None) -> Path:
+    snippet = load(tmp_path / "snippets", "lesson/01_a.py")
+    rec = Recording(snippet.name, target, snippet.sha256(), "ok", 0, ["limit: 1"], [], 0.1,
+                    "2026-12-02T00:00:00Z", {"cpu": {"model": "x"}, "target": {"name": target, "check": check}})
+    path = tmp_path / "b.json"
+    path.write_text(bundle_json([rec]), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("target, check, why", [
+    ("tpu", None, "unknown target 'tpu'; the targets are ['cpu', 'cpu-slow', 'gpu']"),
+    ("cpu-slow", "0", "a cpu-slow recording whose machine did not prove the target: its check printed '0'"),
+    ("cpu-slow", None, "its check printed None"),
+])
+def test_a_bundle_for_an_unknown_or_unproven_target_is_refused_and_nothing_written(tmp_path, capsys, target, check, why):
+    make(tmp_path)
+
+    assert cli.main(["--import", str(_bundle(tmp_path, target, check))], root=tmp_path) == 1
+
+    assert why in capsys.readouterr().out
+    assert not (tmp_path / "recordings").exists()
+
+
+def test_a_bundle_for_a_proven_target_is_imported(tmp_path, capsys):
+    make(tmp_path)
+
+    assert cli.main(["--import", str(_bundle(tmp_path, "cpu-slow", "1"))], root=tmp_path) == 0
+
+    assert Store(tmp_path).read("lesson/01_a.py", "cpu-slow").stdout == ["limit: 1"]
+
+
+def test_list_and_check_cover_every_target_and_required_ones_fail_the_check(tmp_path, capsys):
+    make(tmp_path)
+    assert cli.main(["--target", "cpu"], root=tmp_path) == 0
+    capsys.readouterr()
+
+    assert cli.main(["--list"], root=tmp_path) == 0
+    listed = capsys.readouterr().out
+    assert cli.main(["--check"], root=tmp_path) == 1
+    checked = capsys.readouterr().out
+
+    for target in ("cpu ", "cpu-slow ", "gpu "):
+        assert f"lesson/01_a.py  {target}" in listed
+    assert "error lesson/01_a.py on cpu-slow: missing" in checked
+    assert "note  lesson/01_a.py on gpu: missing" in checked
+    assert "1 fresh, 2 to record (1 required)" in checked
+
+
+def test_shards_split_each_target_and_cover_every_snippet_once(tmp_path, runs):
+    make(tmp_path, snippets={f"lesson/0{i}_s.py": f"print({i})\n" for i in range(1, 5)})
+
+    for shard in ("1/2", "2/2"):
+        assert cli.main(["--shard", shard], root=tmp_path) == 0
+
+    for target in ("cpu", "cpu-slow"):
+        assert sorted(name for name, t in runs if t == target) == [f"lesson/0{i}_s.py" for i in range(1, 5)]
+    assert len(runs) == 8
+
+
+def test_compare_has_a_published_column_per_target(tmp_path, capsys):
+    make(tmp_path, snippets={"lesson/01_v.py": 'print("fast here: True")\n'})
+    assert cli.main([], root=tmp_path) == 0
+    capsys.readouterr()
+
+    assert cli.main(["--compare"], root=tmp_path) == 0
+
+    out = capsys.readouterr().out
+    assert "published CPU, slowed:" in out and "published GPU:" in out
+    assert "verdicts here: 1 same, 0 differ vs published CPU; 1 same, 0 differ vs published CPU, slowed; " \
+           "none to compare with published GPU" in out
+
+
+def test_the_recordings_page_lists_every_target(tmp_path):
+    make(tmp_path)
+    assert cli.main([], root=tmp_path) == 0
+    (tmp_path / "docs").mkdir()
+    project = Project(tmp_path)
+
+    html = project.render("# Recordings\n\n/// recordings\n///\n")
+
+    assert "1 snippets on 3 targets: 2 fresh, 1 missing." in html
+    for label in ("<td>CPU</td>", "<td>CPU, slowed</td>", "<td>GPU</td>"):
+        assert label in html
+
+
+def test_every_recording_in_the_repository_that_claims_a_checked_target_passed_its_check():
+    store = Store(ROOT)
+    for path in sorted((ROOT / "recordings").rglob("*.json")):
+        rec = store.load(path)
+        target = store.targets.get(rec.target)
+        if target.check and "target" in rec.machine:
+            assert rec.machine["target"]["check"] == target.check.prints, path
+        if target.check and rec.target != "cuda":
+            assert json.loads(path.read_text())["machine"]["target"]["env"] == dict(target.env), path
