@@ -375,3 +375,13 @@ def test_every_recording_in_the_repository_that_claims_a_checked_target_passed_i
             assert rec.machine["target"]["check"] == target.check.prints, path
         if target.check and rec.target != "cuda":
             assert json.loads(path.read_text())["machine"]["target"]["env"] == dict(target.env), path
+
+
+def test_several_targets_named_at_once_record_in_one_run_and_one_bundle(tmp_path, runs):
+    make(tmp_path)
+    bundle = tmp_path / "cpu-runner.json"
+
+    assert cli.main(["--target", "cpu,cpu-slow", "--bundle", str(bundle)], root=tmp_path) == 0
+
+    assert runs == [("lesson/01_a.py", "cpu"), ("lesson/01_a.py", "cpu-slow")]
+    assert [r["target"] for r in json.loads(bundle.read_text())["recordings"]] == ["cpu", "cpu-slow"]

@@ -263,6 +263,19 @@ def test_record_matrix_has_a_cpu_and_a_self_hosted_gpu_runner():
     assert job["strategy"]["fail-fast"] is False, "a CPU failure must not cancel the GPU run"
 
 
+def test_record_matrix_records_every_declared_target_once_on_a_runner_that_has_its_hardware():
+    from recorded.targets import load
+
+    known = load(ROOT)
+    include = jobs("record.yml")["record"]["strategy"]["matrix"]["include"]
+    recorded = [t for entry in include for t in entry["targets"].split(",")]
+    assert sorted(recorded) == sorted(known.names), "each target in pyproject.toml records on exactly one runner"
+    for entry in include:
+        on_gpu = entry["runner"] == GPU_LABELS
+        for name in entry["targets"].split(","):
+            assert known.get(name).needs_gpu == on_gpu, f"{name} records on the wrong runner"
+
+
 def test_record_gpu_runner_is_documented_at_the_top():
     text = (WORKFLOWS / "record.yml").read_text(encoding="utf-8")
     header = text.split("\nname:", 1)[0]
@@ -284,6 +297,7 @@ def test_record_records_into_a_bundle_and_uploads_it_even_after_a_failure():
     record = next(step for step in steps(job) if "scripts/record_runs.py" in step.get("run", ""))
     assert re.search(r"--target\b", record["run"]) and re.search(r"--bundle\b", record["run"])
     assert "bundle-$TARGET.json" in record["run"] and job["env"]["TARGET"] == "${{ matrix.target }}"
+    assert '--target "$TARGETS"' in record["run"] and job["env"]["TARGETS"] == "${{ matrix.targets }}"
     # The force input arrives through env and becomes --force.
     assert "inputs.force" in record["env"]["FORCE"] and "--force" in record["run"]
     assert "continue-on-error" not in record, "a failed recording must fail the job"

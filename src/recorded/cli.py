@@ -26,7 +26,8 @@ examples:
                                       target this machine can run (the targets live in
                                       pyproject.toml; a target whose check fails here is
                                       skipped, with the reason)
-  record_runs.py --target cpu-avx2    record on one target only
+  record_runs.py --target cpu-avx2    record on one target only (--target cpu,cpu-avx2:
+                                      on those two)
   record_runs.py making_it_fast/02_float16_limits.py
                                       record one snippet if it is missing, stale or failed
                                       (a fresh one is not re-run; add --force for that)
@@ -98,7 +99,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "unless --force")
     p.add_argument("--target", default=None, metavar="NAME",
                    help="a target from pyproject.toml ([tool.record-runs.targets.NAME], such as "
-                        "cpu, cpu-avx2 or cuda); 'all': every target this machine can run (the "
+                        "cpu, cpu-avx2 or cuda), or several: cpu,cpu-avx2; 'all': every target this machine can run (the "
                         "default when recording); 'auto': the first of [tool.record-runs] auto "
                         "that this machine can run (the default with --compare)")
     p.add_argument("--force", action="store_true", help="re-record even fresh recordings")
@@ -152,12 +153,14 @@ def select(store: Store, names: list[str]) -> list[Snippet]:
     return chosen
 
 
-def named_target(store: Store, requested: str | None) -> str | None:
-    """The one target named on the command line, None for all/auto, or a UsageError."""
+def named_targets(store: Store, requested: str | None) -> list[str]:
+    """The targets named on the command line (``cpu`` or ``cpu,cpu-avx2``), [] for all or
+    auto, or a UsageError naming the known ones."""
     if requested in (None, "all", "auto"):
-        return None
+        return []
     try:
-        return store.targets.get(requested, "--target").name
+        return [store.targets.get(name.strip(), "--target").name
+                for name in dict.fromkeys(requested.split(","))]
     except TargetError as exc:
         raise UsageError(f"{exc} Or use --target all or --target auto. Nothing was run.") from None
 
@@ -263,9 +266,9 @@ def save_bundle(path: str | None, made: list[Recording]) -> None:
 
 def do_record(args, store: Store, published: Store, snippets: list[Snippet], made: list[Recording]) -> int:
     """Record on the named target, on every target this machine can run, or on the auto one."""
-    named = named_target(store, args.target)
+    named = named_targets(store, args.target)
     requested = args.target or "all"
-    names = [named] if named else auto_candidates(store) if requested == "auto" else list(store.targets.names)
+    names = named or (auto_candidates(store) if requested == "auto" else list(store.targets.names))
 
     def items_for(t: str) -> list[Item]:
         items = plan(store, snippets, (t,))
@@ -286,7 +289,7 @@ def do_record(args, store: Store, published: Store, snippets: list[Snippet], mad
                 break
             continue
         if problem := runnable(store, name):
-            if named:
+            if named:  # asked for by name: say so, and record nothing more
                 raise cannot(store, name, problem)
             print(f"skipped {name}: this machine cannot run it ({problem}); its {len(work)} missing "
                   "or stale recordings are left for a machine that can", file=sys.stderr)
@@ -311,7 +314,10 @@ def do_record(args, store: Store, published: Store, snippets: list[Snippet], mad
 
 def compare_target(store: Store, requested: str | None, snippets: list[Snippet]) -> tuple[str, str]:
     """The target --compare runs on, and why (for the skipped-snippet notes)."""
-    if named := named_target(store, requested):
+    if named := named_targets(store, requested):
+        if len(named) > 1:
+            raise UsageError("--compare runs on one target: name one with --target.")
+        named = named[0]
         if snippets and (problem := runnable(store, named)):
             raise cannot(store, named, problem, "run")
         return named, f"--target {named}"
@@ -392,8 +398,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             return import_bundles(store, args.import_, args.allow_stale, sys.stdout)
         snippets = select(store, args.snippets)
         if args.check or args.list:
-            named = named_target(store, args.target)
-            items = plan(store, snippets, (named,) if named else store.targets.names)
+            named = named_targets(store, args.target)
+            items = plan(store, snippets, tuple(named) or store.targets.names)
             if args.shard:
                 items = in_shard(items, published, snippets, args.shard)
             if args.list:
