@@ -115,8 +115,11 @@ if __name__ == "__main__":
     for config, r in results.items():
         if config == "float32":
             continue
-        print(f"{config}: epoch time vs float32: {r['median'] / base['median']:.2f}x")
-        print(f"{config}: epoch faster than float32 here: {r['median'] < base['median']}")
+        ratio = r["median"] / base["median"]
+        print(f"{config}: epoch time vs float32: {ratio:.2f}x")
+        # Verdicts with a margin: a 2% difference on a small model is noise, not a result.
+        print(f"{config}: epoch more than 10% faster than float32 here: {ratio < 0.9}")
+        print(f"{config}: epoch more than 10% slower than float32 here: {ratio > 1.1}")
         close = abs(r["accuracy"] - base["accuracy"]) <= 1.0
         print(f"{config}: accuracy within 1 point of float32: {close}")
     if "torch.compile" in results:
