@@ -6,14 +6,17 @@ Each build takes about a second, so there is one good build and one per kind of 
 from __future__ import annotations
 
 import html
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from recorded import blocks, describe
+from recorded import blocks, describe, targets
 from recorded.layout import copy_site
 from recorded.snippets import load
 from recorded.store import Store
@@ -22,7 +25,7 @@ pytestmark = pytest.mark.build
 
 ROOT = Path(__file__).resolve().parents[1]
 MKDOCS = Path(sys.executable).parent / "mkdocs"
-#: What a build of the site reads from the project root.
+MAX_NOTEBOOK_BYTES = 300_000  # the notebook page's HTML (mkdocs-jupyter alone inlines 574 KB of CSS)
 
 
 def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess:
@@ -54,18 +57,52 @@ def built_site(tmp_path_factory) -> Path:
     return site
 
 
-def test_real_site_shows_the_recorded_output_in_cpu_and_cuda_tabs(built_site):
+def test_real_site_shows_the_recorded_output_in_a_tab_per_target(built_site):
     page = (built_site / "sixteen-bit" / "index.html").read_text(encoding="utf-8")
     snippet = load(ROOT / "snippets", "making_it_fast/02_float16_limits.py")
     recording = Store(ROOT).read(snippet.name, "cpu")
 
     (tabs,) = [t for t in output_tabs(page) if "float16 max: 65504" in t.get("CPU", "")]
 
-    assert list(tabs) == ["CPU", "CUDA"]
+    declared = targets.load(ROOT)
+    assert list(tabs) == [t.label for t in declared]
     assert '<span class="hll">float16 max: 65504\n</span>' in tabs["CPU"]
-    assert (f'<p class="recorded-provenance">{html.escape(describe.provenance(recording))}</p>'
-            in tabs["CPU"])
+    line = describe.provenance(recording, declared.get("cpu").description)
+    assert f'<p class="recorded-provenance">{html.escape(line)}</p>' in tabs["CPU"]
     assert 'class="filename">making_it_fast/02_float16_limits.py</span>' in page
+
+
+def test_the_notebook_page_is_light_and_shows_every_recorded_output(built_site):
+    page = built_site / "lesson" / "index.html"
+    text = page.read_text(encoding="utf-8")
+    assert page.stat().st_size <= MAX_NOTEBOOK_BYTES, (
+        f"lesson/index.html is {page.stat().st_size} bytes (limit {MAX_NOTEBOOK_BYTES})")
+    assert "jp-Notebook" not in text and "--jp-" not in text, "mkdocs-jupyter's JupyterLab markup or CSS is back"
+    notebook = nbformat.read(ROOT / "docs" / "lesson.ipynb", as_version=4)
+    outputs = [o.text for c in notebook.cells if c.cell_type == "code" for o in c.outputs
+               if o.output_type == "stream"]
+    assert outputs, "the notebook holds no recorded outputs"
+    for output in outputs:
+        assert html.escape(output.strip("\n"), quote=False) in text, f"an output is not on the page: {output[:80]!r}"
+    # The download button (overrides/main.html) and the file it downloads.
+    assert re.search(r'<a href="[^"]*lesson\.ipynb"[^>]*\bdownload\b', text), "no download button"
+    assert (built_site / "lesson" / "lesson.ipynb").read_bytes() == (ROOT / "docs" / "lesson.ipynb").read_bytes()
+
+
+def test_search_finds_each_text_once(built_site):
+    """The notebook repeats the lesson pages, so it stays out of the index; no text is indexed twice."""
+    docs = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    assert any(d["location"].startswith("sixteen-bit/") for d in docs), "the lesson pages are not indexed"
+    assert not [d["location"] for d in docs if d["location"].startswith("lesson/")], \
+        "the notebook page is in the search index"
+    seen, twice = {}, []
+    for d in docs:
+        text = " ".join(d["text"].split())
+        if len(text) >= 40:  # a short line ("See the answer") may stand on two pages
+            if text in seen and seen[text] != d["location"]:
+                twice.append((seen[text], d["location"], text[:80]))
+            seen.setdefault(text, d["location"])
+    assert not twice, f"the same text is indexed at two places: {twice}"
 
 
 def first_block() -> tuple[str, int, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from recorded import blocks
+from recorded import blocks, targets
 from recorded.layout import copy_site
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +41,8 @@ def test_lesson_pages_carry_their_recorded_outputs_and_tabs(zensical_site, page)
     shown = [name for _, name in blocks.headers(page.read_text(encoding="utf-8").splitlines())]
     assert html.count('class="tabbed-set tabbed-alternate recorded-outputs"') == len(shown)
     labels = re.findall(r'<label for="__recorded_\d+_\d+">([^<]*)</label>', html)
-    assert labels == ["CPU", "CUDA"] * len(shown)
+    # One tab per declared target, in the declared order, on every block.
+    assert labels == [t.label for t in targets.load(ROOT)] * len(shown)
     for name in shown:
         assert f'<span class="filename">{name}</span>' in html, f"{name}'s code is missing"
     # Each output tab either holds a recording with its provenance line or says why not.
