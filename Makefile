@@ -35,8 +35,12 @@ figures: $(STAMP)  ## redraw docs/figures/ from the recordings
 notebook: $(STAMP)  ## regenerate docs/lesson.ipynb from the pages and recordings
 	$(BIN)/python scripts/make_notebook.py
 
+LIGHTHOUSE_VERSION := 12.2.3
+
 bench: $(STAMP)  ## measure the speed targets (medians of 5 runs); see docs/contributing.md
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
+	@test -x .cache/npm/node_modules/.bin/lighthouse || ! command -v npm >/dev/null || \
+		npm install --prefix .cache/npm --no-audit --no-fund --silent --save-exact lighthouse@$(LIGHTHOUSE_VERSION)
 	$(BIN)/python scripts/bench.py
 
 clean:

@@ -2,7 +2,9 @@
 
 One build, one local server and one browser serve the whole module. Every page is loaded
 once, in a fresh context so nothing comes from a cache, and what it did is kept for the
-tests on requests, weight, headings, tables and images.
+tests on requests, weight, headings, tables and images. Accessibility is checked with
+axe-core (the npm package, which .ci/run installs into .cache/npm) on every page in both
+palettes: no WCAG 2.1 A or AA violation anywhere.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 MAX_PAGE_BYTES = 1_500_000
+MAX_NOTEBOOK_ELEMENTS = 1_500  # the notebook page's DOM, once Material's scripts have run
+AXE = ROOT / ".cache" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 MIN_CONTRAST = 4.5  # WCAG AA for normal-size text
 PALETTES = ("default", "slate")  # Material's light and dark schemes
 
@@ -176,8 +181,10 @@ def tabs_once_all_show(page: Page, label: str, timeout_ms: int = 5000) -> list[s
 
 def show_tab(page: Page, notice_title: str, label: str):
     """Choose the tab of the output set holding that notice; return the notice."""
-    outputs = page.locator(".recorded-outputs", has=page.locator(".admonition", has_text=notice_title)).first
-    notice = outputs.locator(".admonition", has_text=notice_title)
+    # The title matched whole: "Not applicable on CPU" must not also find "... on CPU limited to AVX2".
+    titled = page.locator(".admonition-title", has_text=re.compile(f"^{re.escape(notice_title)}$"))
+    outputs = page.locator(".recorded-outputs", has=titled).first
+    notice = outputs.locator(".admonition", has=titled)
     outputs.locator(":scope > .tabbed-labels > label", has_text=re.compile(f"^{label}$")).click()
     assert notice.is_visible(), f"{notice_title!r} is not shown after choosing the {label} tab"
     return notice
@@ -194,6 +201,21 @@ def chromium() -> str:
             pytest.fail(f"{reason}: in CI a missing browser is a failure", pytrace=False)
         pytest.skip(reason)
     return path
+
+
+def missing(reason: str) -> None:
+    """Skip here; fail in CI, where every tool the tests need is installed by .ci/run."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}: in CI this is a failure", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def axe() -> Path:
+    if not AXE.is_file():
+        missing(f"axe-core is not installed ({AXE.relative_to(ROOT)} is missing: "
+                "npm install --prefix .cache/npm axe-core; .ci/run installs it)")
+    return AXE
 
 
 @pytest.fixture(scope="module")
@@ -232,6 +254,7 @@ class Visit:
     headings: list[int] = field(default_factory=list)
     tables_without_th: int = 0
     images: list[dict] = field(default_factory=list)
+    elements: int = 0
 
 
 @pytest.fixture(scope="module")
@@ -260,6 +283,7 @@ def visits(browser, site, base_url) -> dict[str, Visit]:
             "article table", "ts => ts.filter(t => !t.querySelector('th')).length")
         visit.images = page.eval_on_selector_all(
             "img", "is => is.map(i => ({src: i.getAttribute('src'), alt: i.getAttribute('alt')}))")
+        visit.elements = page.evaluate("document.getElementsByTagName('*').length")
         page.context.close()
     return visits
 
@@ -280,6 +304,73 @@ def test_every_page_loads_without_errors_or_outside_requests(visits):
 def test_each_page_transfers_under_the_weight_limit(visits):
     heavy = {path or "(home)": v.bytes for path, v in visits.items() if v.bytes >= MAX_PAGE_BYTES}
     assert not heavy, f"pages over {MAX_PAGE_BYTES} bytes in all: {heavy}"
+
+
+def test_the_notebook_page_stays_under_the_element_limit(visits):
+    notebook = visits["lesson/"]
+    assert notebook.elements <= MAX_NOTEBOOK_ELEMENTS, (
+        f"the notebook page has {notebook.elements} DOM elements (limit {MAX_NOTEBOOK_ELEMENTS}); "
+        "overrides/hooks/notebook_page.py renders it light")
+
+
+def axe_run(browser, url: str, axe: Path, scheme: str, before: str = "") -> dict:
+    """axe-core's WCAG 2.1 A and AA rules on one page in one palette (after the script `before`)."""
+    context = browser.new_context(color_scheme="dark" if scheme == "slate" else "light")
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="networkidle")
+        page.add_style_tag(content=NO_TRANSITIONS)
+        page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+        if before:
+            page.evaluate(before)
+        page.add_script_tag(path=str(axe))
+        return page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", AXE_TAGS)
+    finally:
+        context.close()
+
+
+def test_the_accessibility_check_finds_a_violation_it_is_shown(browser, base_url, axe):
+    """The harness below can fail: grey on grey text put on a page is reported."""
+    result = axe_run(browser, base_url, axe, "default", before="""document.querySelector('article')
+        .insertAdjacentHTML('beforeend', '<p style="color:#777;background:#888">grey on grey</p>')""")
+    assert "color-contrast" in [v["id"] for v in result["violations"]]
+
+
+@pytest.mark.parametrize("scheme", PALETTES)
+def test_no_page_has_a_wcag_aa_violation(browser, site, base_url, axe, scheme):
+    """axe-core's WCAG 2.1 A and AA rules on every page, in the light and the dark palette."""
+    found = {}
+    for path in site_pages(site):
+        result = axe_run(browser, base_url + path, axe, scheme)
+        # Contrast was really measured on the page, not skipped for want of visible text.
+        assert "color-contrast" in [p["id"] for p in result["passes"]], f"{path}: axe checked no text contrast"
+        for v in result["violations"]:
+            nodes = v["nodes"]
+            found.setdefault(path or "(home)", []).append(
+                f"{v['id']} ({v['help']}): {len(nodes)} element(s), first {nodes[0]['target']}: "
+                + nodes[0]["failureSummary"].replace("\n", " "))
+    assert not found, f"WCAG 2.1 AA violations in the {scheme} palette:\n" + "\n".join(
+        f"  {path}: {line}" for path, lines in found.items() for line in lines)
+
+
+def test_search_dialog_and_task_list_checkboxes_have_names(page, base_url):
+    page.goto(base_url + "measure/")
+    assert page.get_attribute(".md-search[role=dialog]", "aria-label")
+    boxes = page.locator(".task-list-item input[type=checkbox]")
+    assert boxes.count() >= 1
+    for box in boxes.all():
+        label = box.get_attribute("aria-label") or ""
+        item = box.locator("xpath=ancestor::li[1]").inner_text()
+        assert label and label in item.replace("\n", " "), (label, item)
+
+
+def test_provenance_line_sits_apart_from_its_output_box(page, base_url):
+    page.goto(base_url + "sixteen-bit/")
+    gaps = page.eval_on_selector_all("article .recorded-provenance", """ps => ps.filter(p => p.checkVisibility()).map(p => {
+      const box = p.previousElementSibling.getBoundingClientRect();
+      return p.getBoundingClientRect().top - box.bottom;
+    })""")
+    assert gaps and min(gaps) >= 8, f"pixels between each output box and its provenance line: {gaps}"
 
 
 def test_headings_never_skip_a_level(visits):

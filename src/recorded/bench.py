@@ -1,17 +1,32 @@
 """Benchmarks for the project's own speed targets (issue: instant rebuilds, incremental
-recording, one run per snippet). Timings are medians of repeated runs on this machine;
-timed tests would be flaky on shared machines, so these figures live here instead.
+recording, one run per snippet, every page fast for a reader). Timings are medians of
+repeated runs on this machine; timed tests would be flaky on shared machines, so these
+figures live here instead.
+
+The reader's side is Lighthouse's performance score, on its default mobile run (a
+simulated slow 4G link and a 4x slower CPU), for every page of the built site served on
+127.0.0.1, one row per page and one for the lowest. Lighthouse comes from npm
+(`npm install --prefix .cache/npm lighthouse`, which `make bench` does); without it, or
+without Chromium, those rows are skipped with the reason.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import http.server
 import json
+import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import xml.etree.ElementTree as etree
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +45,8 @@ class Figure:
     unit: str = " s"
     spread: str | None = None  # when the compared figure is not the samples themselves
     notes: list[str] = field(default_factory=list)
+    at_least: bool = False  # the limit is a floor (a score), not a ceiling (a time)
+    skipped: str | None = None  # why the figure was not measured
 
     @property
     def median(self) -> float:
@@ -37,15 +54,18 @@ class Figure:
 
     @property
     def ok(self) -> bool | None:
-        if self.limit is None:
+        if self.limit is None or self.skipped:
             return None
-        return (self.value if self.value is not None else self.median) <= self.limit
+        figure = self.value if self.value is not None else self.median
+        return figure >= self.limit if self.at_least else figure <= self.limit
 
     def row(self) -> str:
+        if self.skipped:
+            return f"| {self.name} | skipped: {self.skipped} | - | {self.budget} | - |"
         spread = self.spread or (f"{min(self.samples):.2f}–{max(self.samples):.2f} s (n={len(self.samples)})"
                                  if self.samples else "-")
         shown = f"{self.value if self.value is not None else self.median:.3g}{self.unit}"
-        verdict = {True: "within", False: "OVER", None: "-"}[self.ok]
+        verdict = {True: "within", False: "UNDER" if self.at_least else "OVER", None: "-"}[self.ok]
         return f"| {self.name} | {shown} | {spread} | {self.budget} | {verdict} |"
 
 
@@ -94,11 +114,21 @@ def record_nothing_stale(root: Path, repeat: int) -> Figure:
     return fig
 
 
+def quickest_snippet(root: Path) -> str:
+    """The snippet whose CPU recording ran the shortest: its own run matters least here."""
+    store = Store(root)
+    recorded = [(rec.duration_s, s.name) for s in discover(store.snippets_dir, store.targets)
+                if s.runs_on(store.targets.get("cpu")) and (rec := store.read(s.name, "cpu"))]
+    if not recorded:
+        raise RuntimeError("no snippet has a CPU recording; run the recorder first")
+    return min(recorded)[1]
+
+
 def record_one_edit(root: Path, repeat: int, work: Path) -> Figure:
     fig = Figure("`record_runs.py` after editing one snippet: time beyond the snippet's own run",
                  "≤ 0.5 s; nothing else runs", limit=0.5)
     site = copy_site(root, work / "record")
-    name = "making_it_fast/02_float16_limits.py"
+    name = quickest_snippet(root)
     snippet = site / "snippets" / name
     overheads = []
     for i in range(repeat):
@@ -179,13 +209,133 @@ def peer_ratio(root: Path, repeat: int, work: Path, ours: Figure) -> Figure:
     return fig
 
 
+# -- Lighthouse: the reader's side ---------------------------------------------------------
+
+#: The flags the browser tests give Chromium (tests/test_browser.py), headless and quiet.
+CHROME_FLAGS = ("--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
+                "--disable-component-update --disable-sync")
+LIGHTHOUSE_FLOOR = 0.90
+#: What the published host (GitHub Pages) sends compressed, and so does the bench's server.
+COMPRESSED = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt", ".ipynb"}
+
+
+def lighthouse_binary(root: Path) -> str | None:
+    """The project's own install (.cache/npm, as `make bench` and .ci/run make it), else PATH."""
+    local = root / ".cache" / "npm" / "node_modules" / ".bin" / "lighthouse"
+    return str(local) if local.exists() else shutil.which("lighthouse")
+
+
+class _SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """The built site, gzip-compressed where the client accepts it, as a static host sends it."""
+
+    compress = True
+
+    def log_message(self, format, *args):
+        pass
+
+    def do_GET(self):
+        url_path = self.path.split("?", 1)[0].split("#", 1)[0]
+        path = Path(self.translate_path(self.path))
+        if path.is_dir() and url_path.endswith("/"):
+            path = path / "index.html"
+        if (self.compress and path.is_file() and path.suffix in COMPRESSED
+                and "gzip" in self.headers.get("Accept-Encoding", "")):
+            body = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(path)))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+
+@contextmanager
+def serve_site(site: Path, compress: bool = True):
+    """The folder over HTTP on 127.0.0.1 at a free port; yields the base URL."""
+    handler = type("_Handler", (_SiteHandler,), {"compress": compress})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every page in the built site's sitemap, relative to its root ("" is the home page)."""
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [loc.text.strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
+    home = min(locs, key=len)
+    return [loc[len(home):] for loc in locs]
+
+
+def lighthouse_run(binary: str, chromium: str, url: str, out: Path) -> dict:
+    """One default (mobile) Lighthouse run of the performance category: its score and metrics."""
+    _timed([binary, url, "--quiet", "--output=json", f"--output-path={out}", "--only-categories=performance",
+            f"--chrome-flags={CHROME_FLAGS}"], out.parent, timeout=300,
+           env={**os.environ, "CHROME_PATH": chromium})
+    report = json.loads(out.read_text(encoding="utf-8"))
+    audits = report["audits"]
+    return {
+        "score": report["categories"]["performance"]["score"],
+        "version": report.get("lighthouseVersion", "?"),
+        **{key: audits[key]["numericValue"] for key in
+           ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time", "speed-index",
+            "cumulative-layout-shift")},
+    }
+
+
+def lighthouse_scores(root: Path, runs: int, work: Path, compress: bool = True) -> list[Figure]:
+    budget = f"≥ {LIGHTHOUSE_FLOOR:.2f}"
+    binary, chromium = lighthouse_binary(root), shutil.which("chromium")
+    why = ("lighthouse is not installed (`npm install --prefix .cache/npm lighthouse`; `make bench` does it)"
+           if binary is None else "Chromium is not installed (apt-get install chromium)" if chromium is None
+           else None)
+    if why:
+        return [Figure("Lighthouse performance (mobile), every page", budget, skipped=why)]
+    site = work / "lighthouse-site"
+    _timed([_bin("mkdocs"), "build", "--strict", "-q", "-d", str(site)], root,
+           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    figures = []
+    with serve_site(site, compress=compress) as url:
+        for page in site_pages(site):
+            fig = Figure(f"Lighthouse performance (mobile): /{page}", budget, limit=LIGHTHOUSE_FLOOR, unit="",
+                         at_least=True)
+            results = [lighthouse_run(binary, chromium, url + page, work / f"lighthouse-{i}.json")
+                       for i in range(runs)]
+            fig.samples = [r["score"] for r in results]
+            fig.spread = f"{min(fig.samples):.2f}–{max(fig.samples):.2f} (n={runs})"
+            middle = sorted(results, key=lambda r: r["score"])[len(results) // 2]
+            fig.notes.append(
+                "median run: FCP {:.1f} s, LCP {:.1f} s, TBT {:.0f} ms, SI {:.1f} s, CLS {:.3f} (Lighthouse {})"
+                .format(middle["first-contentful-paint"] / 1000, middle["largest-contentful-paint"] / 1000,
+                        middle["total-blocking-time"], middle["speed-index"] / 1000,
+                        middle["cumulative-layout-shift"], middle["version"]))
+            figures.append(fig)
+    lowest = min(figures, key=lambda f: f.median)
+    low = Figure("Lighthouse performance (mobile): the lowest page", budget, limit=LIGHTHOUSE_FLOOR, unit="",
+                 at_least=True, samples=lowest.samples, spread=f"{lowest.name.split(': ', 1)[1]}")
+    low.notes.append("served " + ("gzip-compressed, as GitHub Pages serves the published site"
+                                  if compress else "uncompressed (--lighthouse-plain)"))
+    return figures + [low]
+
+
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     import argparse
 
     p = argparse.ArgumentParser(prog="bench.py", description=__doc__)
     p.add_argument("--repeat", type=int, default=5, help="runs per figure (default 5)")
-    p.add_argument("--skip", nargs="*", default=[], choices=["build", "record", "suite", "peer"],
+    p.add_argument("--skip", nargs="*", default=[], choices=["build", "record", "suite", "peer", "lighthouse"],
                    help="figures to leave out")
+    p.add_argument("--lighthouse-runs", type=int, default=3,
+                   help="Lighthouse runs per page, the median kept (default 3; about 15 s each)")
+    p.add_argument("--lighthouse-plain", action="store_true",
+                   help="serve the site to Lighthouse uncompressed (the default is gzip, as the host does)")
     p.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = p.parse_args(argv)
     root = root or Path.cwd()
@@ -201,9 +351,12 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             figures += test_suite(root, args.repeat)
         if "peer" not in args.skip:
             figures.append(peer_ratio(root, args.repeat, work, ours))
+        if "lighthouse" not in args.skip:
+            figures += lighthouse_scores(root, args.lighthouse_runs, work, compress=not args.lighthouse_plain)
     machine = {"cpu": provenance.cpu(), "python": sys.version.split()[0]}
     print(f"Measured {time.strftime('%Y-%m-%d')} on {describe.cpu(machine)}, "
-          f"Python {machine['python']}, {args.repeat} runs per figure.\n")
+          f"Python {machine['python']}, {args.repeat} runs per figure"
+          f" ({args.lighthouse_runs} per Lighthouse page).\n")
     print("| figure | measured (median) | spread | budget | verdict |\n|---|---|---|---|---|")
     for f in figures:
         print(f.row())
@@ -212,7 +365,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             print(f"- {f.name}: {note}")
     if args.json:
         args.json.write_text(json.dumps([{
-            "name": f.name, "samples": f.samples, "median": f.median, "value": f.value,
-            "budget": f.budget, "ok": f.ok, "notes": f.notes,
+            "name": f.name, "samples": f.samples, "median": f.median if f.samples else None, "value": f.value,
+            "budget": f.budget, "ok": f.ok, "notes": f.notes, "skipped": f.skipped,
         } for f in figures], indent=2))
     return 0 if all(f.ok is not False for f in figures) else 1
