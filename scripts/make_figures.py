@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Redraw the lesson's figures in docs/figures/ from the recordings."""
+"""Redraw every lesson's figures (its `figures` module in pyproject.toml) from the recordings."""
 
 import sys
 from pathlib import Path
 
-from recorded.figures import FIGURES, render
-from recorded.store import Store
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from recorded.figures import lesson_figures, render  # noqa: E402
+from recorded.lessons import load  # noqa: E402
+from recorded.store import Store  # noqa: E402
 
 if __name__ == "__main__":
-    for fig in FIGURES:
-        print(render(Store(ROOT), ROOT / "docs" / "figures", fig).relative_to(ROOT))
+    store = Store(ROOT)
+    for lesson in load(ROOT).values():
+        for fig in lesson_figures(ROOT, lesson):
+            print(render(store, ROOT / "docs" / lesson.figures_dir, fig).relative_to(ROOT))
     sys.exit(0)

@@ -480,7 +480,8 @@ def sharded(tmp_path) -> Path:
 def listed(root: Path, capsys, *argv: str) -> list[str]:
     capsys.readouterr()
     assert main(root, "--list", "--target", "cpu", *argv) == 0
-    return [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]]
+    lines = capsys.readouterr().out.splitlines()[1:]
+    return [line.split()[0] for line in lines if not line.startswith("== ")]  # not the lesson lines
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 5])

@@ -1,30 +1,34 @@
 """The figures are drawn from the recordings: a re-recording must be followed by a redraw."""
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from recorded.figures import FIGURES, out_of_date, path
+from recorded import lessons
+from recorded.figures import lesson_figures, out_of_date, path
 from recorded.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-FIGURES_DIR = ROOT / "docs" / "figures"
+LESSONS = [lesson for lesson in lessons.load(ROOT).values() if lesson.figures]
+FIGURES = [(lesson, fig) for lesson in LESSONS for fig in lesson_figures(ROOT, lesson)]
 
 
-def test_figures_match_the_recordings():
-    stale = out_of_date(Store(ROOT), FIGURES_DIR)
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name)
+def test_figures_match_the_recordings(lesson):
+    stale = out_of_date(Store(ROOT), ROOT / "docs" / lesson.figures_dir, lesson_figures(ROOT, lesson))
     assert not stale, (
-        f"figures drawn from other data than the recordings now hold: {stale}; "
-        "run `python scripts/make_figures.py` and commit docs/figures/."
+        f"{lesson.name}: figures drawn from other data than the recordings now hold: {stale}; "
+        f"run `python scripts/make_figures.py` and commit docs/{lesson.figures_dir}/."
     )
 
 
-@pytest.mark.parametrize("fig", FIGURES, ids=lambda f: f.name)
-def test_every_figure_is_shown_with_alt_text(fig):
-    file = path(FIGURES_DIR, fig).relative_to(ROOT / "docs").as_posix()
-    pages = [p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md")]
+@pytest.mark.parametrize(("lesson", "fig"), FIGURES, ids=lambda x: getattr(x, "name", ""))
+def test_every_figure_is_shown_with_alt_text(lesson, fig):
+    file = path(ROOT / "docs" / lesson.figures_dir, fig).relative_to(ROOT / "docs").as_posix()
+    pages = [(ROOT / "docs" / p).read_text(encoding="utf-8") for p in lesson.pages]
     uses = [line for text in pages for line in text.splitlines() if f"]({file})" in line]
-    assert uses, f"no page shows {file}"
+    assert uses, f"no page of {lesson.name} shows {file}"
     for line in uses:
         alt = line.strip().removeprefix("![").split("](")[0]
         assert len(alt) > 40, f"{file} needs alt text that describes the picture, got {alt!r}"
@@ -32,15 +36,14 @@ def test_every_figure_is_shown_with_alt_text(fig):
 
 def test_a_changed_recording_makes_its_figure_out_of_date(tmp_path):
     # Copy the project's inputs, change one recorded number, and expect that figure flagged.
-    import shutil
-
+    (lesson,) = [lesson for lesson in LESSONS if lesson.name == "making_it_fast"]
     for part in ("snippets", "recordings"):
         shutil.copytree(ROOT / part, tmp_path / part)
-    shutil.copytree(FIGURES_DIR, tmp_path / "figures")
+    shutil.copytree(ROOT / "docs" / lesson.figures_dir, tmp_path / "figures")
     shutil.copy(ROOT / "pyproject.toml", tmp_path)  # the targets
     store = Store(tmp_path)
     rec = store.read("making_it_fast/06_measure_cpu.py", "cpu")
     rec.stdout = [line.replace(" ms per batch", "1 ms per batch", 1) if line.startswith("float32:") else line
                   for line in rec.stdout]
     store.write(rec)
-    assert out_of_date(store, tmp_path / "figures") == ["bf16-vs-fp32"]
+    assert out_of_date(store, tmp_path / "figures", lesson_figures(ROOT, lesson)) == ["bf16-vs-fp32"]

@@ -430,3 +430,18 @@ def test_blank_lines_at_the_start_of_the_output_are_kept_and_do_not_shift_the_hi
     cpu = output_tabs(html)[0]["CPU"]
     assert highlighted(cpu) == ["hello", "world"]
     assert "<code>\n\n" in cpu
+
+
+def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, warnings):
+    (project.root / "pyproject.toml").write_text(
+        '[tool.record-runs.lessons.zeta]\ntitle = "Lesson 8: Zeta"\npages = ["zeta.md"]\n', encoding="utf-8")
+    for name in ("alpha/01_a.py", "zeta/01_z.py"):
+        project.record(project.snippet(name), "cpu", ["hello"])
+
+    html = project.render("# Recordings\n\n/// recordings\n///\n")
+
+    headings = re.findall(r'<h2 id="([^"]+)">([^<]+)<', html)  # then the permalink
+    assert headings == [("lesson-zeta", "Lesson 8: Zeta"), ("lesson-alpha", "alpha"), ("machines", "Machines")]
+    tables = re.findall(r"<table>.*?</table>", html, re.S)
+    assert len(tables) == 2 and "zeta/01_z.py" in tables[0] and "alpha/01_a.py" in tables[1]
+    assert warnings() == []

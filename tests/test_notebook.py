@@ -16,30 +16,20 @@ from pathlib import Path, PurePosixPath
 import nbformat
 import pytest
 
-from recorded import blocks
+from recorded import blocks, lessons
 from recorded.layout import copy_site
-from recorded.notebook import (
-    COMMAND,
-    MAGIC,
-    SKIP_MESSAGE,
-    _Links,
-    convert_markdown,
-    lesson_pages,
-    notebook_path,
-    page_parts,
-    read_site,
-    render,
-    spawns,
-)
+from recorded.notebook import COMMAND, MAGIC, SKIP_MESSAGE, notebook_path, render, spawns
+from recorded.notebook_markdown import Links, convert_markdown, page_parts, read_site
 from recorded.snippets import Snippet, load
 from recorded.store import State, Store
 
 ROOT = Path(__file__).resolve().parents[1]
+LESSON = lessons.load(ROOT)["making_it_fast"]
 GUARD = f"%%{MAGIC}\n"
 
 
 def committed() -> nbformat.NotebookNode:
-    path = notebook_path(ROOT)
+    path = notebook_path(ROOT, LESSON)
     assert path.is_file(), f"{path.relative_to(ROOT)} is missing: run `{COMMAND}`."
     return nbformat.read(path, as_version=4)
 
@@ -48,7 +38,7 @@ def shown_snippets() -> list[Snippet]:
     """Every snippet the lesson pages show, in nav order and page order."""
     site = read_site(ROOT)
     names = []
-    for page in lesson_pages(site):
+    for page in LESSON.pages:
         names += [n for _, n in blocks.headers((site.docs_dir / page).read_text(encoding="utf-8").splitlines())]
     return [load(ROOT / "snippets", n) for n in names]
 
@@ -74,8 +64,8 @@ def snippet_cells(nb) -> list[tuple[str, nbformat.NotebookNode]]:
 
 
 def test_the_notebook_is_what_the_command_writes_now():
-    path = notebook_path(ROOT)
-    fresh, _ = render(ROOT)
+    path = notebook_path(ROOT, LESSON)
+    fresh, _ = render(ROOT, LESSON)
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     if current != fresh:
         diff = "".join(list(difflib.unified_diff(
@@ -86,7 +76,7 @@ def test_the_notebook_is_what_the_command_writes_now():
 
 
 def test_generation_is_deterministic_and_the_check_flag_says_what_to_run(tmp_path):
-    assert render(ROOT)[0] == render(ROOT)[0]
+    assert render(ROOT, LESSON)[0] == render(ROOT, LESSON)[0]
     copy_site(ROOT, tmp_path, extra=("scripts", "src"))
     script = [sys.executable, str(tmp_path / "scripts" / "make_notebook.py")]
     assert subprocess.run(script, capture_output=True, text=True).returncode == 0
@@ -185,7 +175,7 @@ expect:
 """
     # With a published address, links to pages outside the notebook point there.
     site = dataclasses.replace(read_site(ROOT), site_url="https://lesson.example/")
-    links = _Links(site, {"index.md", "vectorise.md", "measure.md"}, {"making-it-fast-06-measure-cpu"})
+    links = Links(site, {"index.md", "vectorise.md", "measure.md"}, {"making-it-fast-06-measure-cpu"})
     parts = page_parts("index.md", page)
     assert [p.kind for p in parts] == ["markdown", "snippet", "markdown"]
     assert parts[1].text == "making_it_fast/01_vectorise.py" and parts[2].text == "## Next"
@@ -201,7 +191,7 @@ expect:
     for raw in ("!!!", "???", "<figure", "[x]", "/// recorded", "figures/"):
         assert raw not in text, raw
     # Without one (a local build), such a link keeps its text and drops the address.
-    local = _Links(dataclasses.replace(site, site_url=""), {"index.md"}, set())
+    local = Links(dataclasses.replace(site, site_url=""), {"index.md"}, set())
     assert "the\nrecordings and" in convert_markdown("index.md", parts[0].text, local)
 
 

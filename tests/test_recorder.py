@@ -283,6 +283,32 @@ def test_snippet_needing_cuda_is_not_run_on_cpu(tmp_path, runs, capsys):
 # -- 3. --check and --list -------------------------------------------------------------------
 
 
+def test_list_groups_snippets_by_lesson_declared_ones_first_under_their_titles(tmp_path, runs, capsys):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.record-runs.lessons.zeta]\ntitle = "Lesson 8: Zeta"\npages = ["zeta.md"]\n', encoding="utf-8")
+    add_snippet(tmp_path, "alpha/01_a.py", HELLO)
+    add_snippet(tmp_path, "zeta/01_z.py", HELLO)
+    capsys.readouterr()
+
+    assert main(tmp_path, "--list", "--target", "cpu") == 0
+
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.split()[0] if not line.startswith("==") else line for line in lines] == [
+        "== Lesson 8: Zeta (snippets/zeta/)", "zeta/01_z.py", "== alpha (snippets/alpha/)", "alpha/01_a.py"]
+
+
+def test_a_badly_declared_lesson_is_named_and_nothing_runs(tmp_path, runs, capsys):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.record-runs.lessons.zeta]\ntitle = "Zeta"\npages = "zeta.md"\n', encoding="utf-8")
+    add_snippet(tmp_path, "zeta/01_z.py", HELLO)
+    capsys.readouterr()
+
+    assert main(tmp_path, "--list") == 2
+    err = capsys.readouterr().err
+    assert "[tool.record-runs.lessons.zeta] pages must be a list of pages under docs/" in err and "'zeta.md'" in err
+    assert runs == []
+
+
 def fix_line(name: str, target: str = "cpu") -> str:
     return f"      fix: python scripts/record_runs.py --target {target} {name}"
 
@@ -362,6 +388,7 @@ def test_list_shows_every_snippet_and_target_with_state_and_last_duration(tmp_pa
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
     when = recording(tmp_path, "lesson/01_a.py")["recorded_at"]
     assert rows == [
+        ["==", "lesson", "(snippets/lesson/)"],  # a folder without a lesson entry: titled by its name
         ["lesson/01_a.py", "cpu", "fresh", "12.3", "s", when],
         ["lesson/01_a.py", "cuda", "missing", "-", "-"],
         ["lesson/02_b.py", "cpu", "missing", "-", "-"],

@@ -1,6 +1,6 @@
 """The ``recorded`` block of a page: which snippet it shows and what it claims.
 
-    /// recorded | making_it_fast/02_float16_limits.py
+    /// recorded | my_lesson/02_topic.py
     expect:
       - "float16 max: 65504"
     expect_on:
@@ -48,7 +48,7 @@ class Block:
 
 
 def anchor(snippet: str) -> str:
-    """The HTML id of a snippet's block: making_it_fast/06_measure_cpu.py -> making-it-fast-06-measure-cpu."""
+    """The HTML id of a snippet's block: my_lesson/06_timing.py -> my-lesson-06-timing."""
     return re.sub(r"[^a-z0-9]+", "-", snippet.removesuffix(".py").lower()).strip("-")
 
 
@@ -63,7 +63,7 @@ def parse(argument: str | None, body: str, targets: tuple[str, ...] = ("cpu", "c
     snippet = (argument or "").strip()
     if not snippet:
         raise BlockError(
-            "the header names no snippet; write `/// recorded | making_it_fast/01_vectorise.py`."
+            "the header names no snippet; write `/// recorded | my_lesson/01_intro.py`."
         )
     try:
         data = yaml.safe_load(body) if body.strip() else {}

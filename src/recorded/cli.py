@@ -12,12 +12,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import describe, provenance, runner
+from . import describe, lessons, provenance, runner
 from .bundles import BundleError, import_bundles, write_bundle
-from .record import TO_RECORD, Item, plan, record, shard, shard_weights, to_run
+from .listing import check, in_shard, shard_filter, show_list
+from .record import Item, plan, record, to_run
 from .runner import TargetCheckFailed
 from .snippets import Snippet, SnippetError, discover, load
-from .store import Recording, RecordingError, State, Store, record_command, this_python
+from .store import Recording, RecordingError, State, Store, this_python
 from .targets import TargetError
 
 EPILOG = """\
@@ -28,7 +29,7 @@ examples:
                                       skipped, with the reason)
   record_runs.py --target cpu-avx2    record on one target only (--target cpu,cpu-avx2:
                                       on those two)
-  record_runs.py making_it_fast/02_float16_limits.py
+  record_runs.py my_lesson/02_topic.py
                                       record one snippet if it is missing, stale or failed
                                       (a fresh one is not re-run; add --force for that)
   record_runs.py --check              list missing, stale and failed recordings; exit 1 if any
@@ -59,7 +60,7 @@ hardware runners in CI:
                                       show as stale on the site and in --check
 
 readers:
-  record_runs.py --compare making_it_fast/06_measure_cpu.py
+  record_runs.py --compare my_lesson/06_timing.py
                                       run snippets here, without touching recordings/, and
                                       print this machine's verdict lines (": True"/": False")
                                       and timings beside the published CPU and CUDA ones
@@ -89,7 +90,7 @@ def _shard_arg(text: str) -> tuple[int, int]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="record_runs.py",
-        description="Run the lesson's snippets and record what they print, per target.",
+        description="Run the snippets of every lesson and record what they print, per target.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -189,65 +190,6 @@ def auto_candidates(store: Store) -> list[str]:
         raise UsageError(f"--target auto: none of the targets {list(store.targets.auto)} "
                          "([tool.record-runs] auto) can run on this machine; name one with --target.")
     return found
-
-
-# -- shards ------------------------------------------------------------------------------------
-
-
-def shard_filter(published: Store, snippets: list[Snippet], target: str, which: tuple[int, int],
-                 say: bool = True) -> set[str]:
-    """The names of the snippets shard I/N takes on target, by the durations in recordings/."""
-    index, count = which
-    items = plan(published, snippets, (target,))
-    taken = shard(items, index, count)
-    if say:
-        weights = shard_weights([i for i in items if i.state is not State.NOT_APPLICABLE])
-        applicable = sum(i.state is not State.NOT_APPLICABLE for i in items)
-        total = sum(weights.values())
-        mine = sum(weights[id(i)] for i in taken)
-        if any(i.last_duration is not None for i in items):
-            how = f"about {mine:.0f} s of {total:.0f} s by recorded durations"
-        else:
-            how = f"no durations recorded on {target} yet, so each counts as 1 s"
-        print(f"shard {index}/{count} on {target} takes {len(taken)} of {applicable} snippets "
-              f"({how})" + (":" if taken else "."), file=sys.stderr)
-        for i in taken:
-            secs = f"{i.last_duration:.1f} s" if i.last_duration is not None else "no duration yet"
-            print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
-    return {i.snippet.name for i in taken}
-
-
-def in_shard(items: list[Item], published: Store, snippets: list[Snippet], which, say=True) -> list[Item]:
-    targets = dict.fromkeys(i.target for i in items)
-    keep = {t: shard_filter(published, snippets, t, which, say) for t in targets}
-    return [i for i in items if i.snippet.name in keep[i.target]]
-
-
-# -- --list and --check ------------------------------------------------------------------------
-
-
-def show_list(items) -> None:
-    width = max((len(i.snippet.name) for i in items), default=10)
-    tw = max((len(i.target) for i in items), default=6)
-    print(f"{'snippet':<{width}}  {'target':<{tw}}  {'state':<14}  {'last run':>8}  recorded at")
-    for i in items:
-        rec = i.recording
-        secs = f"{rec.duration_s:.1f} s" if rec else "-"
-        when = rec.recorded_at if rec else "-"
-        print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
-
-
-def check(items, strict: bool, store: Store, python: str = "python") -> int:
-    problems = [i for i in items if i.state in TO_RECORD]
-    required = [i for i in problems if store.targets.get(i.target).required or strict]
-    for i in problems:
-        mark = "error" if i in required else "note "
-        print(f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
-              f"      fix: {record_command(i.snippet.name, i.target, python)}")
-    fresh = sum(i.state is State.FRESH for i in items)
-    print(f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
-          f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable")
-    return 1 if required else 0
 
 
 # -- bundles -----------------------------------------------------------------------------------
@@ -403,13 +345,13 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             if args.shard:
                 items = in_shard(items, published, snippets, args.shard)
             if args.list:
-                show_list(items)
+                show_list(items, lessons.load(store.root))
                 return 0
             return check(items, args.strict, store, this_python(store.root))
         if args.compare:
             return do_compare(args, published, snippets, made)
         return do_record(args, store, published, snippets, made)
-    except (SnippetError, UsageError, BundleError, TargetError, RecordingError) as exc:
+    except (SnippetError, UsageError, BundleError, TargetError, RecordingError, lessons.LessonError) as exc:
         print(f"record_runs.py: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

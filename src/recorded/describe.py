@@ -8,12 +8,12 @@ _FEATURE_NAMES = {
     "amx_bf16": "AMX-BF16", "avx512_bf16": "AVX-512 BF16", "avx512_fp16": "AVX-512 FP16",
     "avx512f": "AVX-512", "avx2": "AVX2", "sve": "SVE", "bf16": "BF16", "asimdhp": "FP16 SIMD",
 }
-#: Only the features that change this lesson's results, most telling first.
+#: Only the features that decide how fast 16-bit arithmetic runs on a CPU, most telling first.
 _TELLING = ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2", "bf16", "sve", "asimdhp")
 
 
 def telling_features(machine: dict) -> list[str]:
-    """The CPU's features that decide this lesson's results, most telling first."""
+    """The CPU's features that decide 16-bit speed, most telling first."""
     have = (machine.get("cpu") or {}).get("features", [])
     return [_FEATURE_NAMES[f] for f in _TELLING if f in have]
 

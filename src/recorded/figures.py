@@ -1,13 +1,18 @@
-"""The lesson's figures, drawn with matplotlib from the recordings.
+"""Figures drawn from the recordings, for any lesson.
 
-Each figure is an SVG under docs/figures/ whose metadata carries the sha256 of the data
-it was drawn from, so a test can tell when a re-recording has made it out of date
-without comparing pictures. ``python scripts/make_figures.py`` redraws them.
+A lesson lists its figures in a module of its own (``figures = "…py"`` in its
+``[tool.record-runs.lessons.<name>]`` entry), which defines ``FIGURES``: each a
+:class:`Figure`, a name and two functions, one that reads its data from the recordings
+and one that draws that data with matplotlib. Each is drawn to an SVG under the lesson's
+``figures_dir`` whose metadata carries the sha256 of that data, so a test can tell when a
+re-recording has made it out of date without comparing pictures.
+``python scripts/make_figures.py`` redraws them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import re
 from dataclasses import dataclass
@@ -15,20 +20,29 @@ from pathlib import Path
 from typing import Callable
 
 from . import describe
+from .lessons import Lesson
 from .snippets import load
 from .store import State, Store
 
-LESSON = "making_it_fast"
-_NUMBER = r"([0-9.]+(?:e[+-]?\d+)?)"
+#: A printed number, as the figures' patterns read one.
+NUMBER = r"([0-9.]+(?:e[+-]?\d+)?)"
 
 
-def _stdout(store: Store, snippet: str, target: str) -> tuple[list[str], dict] | None:
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    data: Callable[[Store], dict]
+    draw: Callable[[dict], object]
+
+
+def fresh_stdout(store: Store, snippet: str, target: str) -> tuple[list[str], dict] | None:
     """The printed lines and machine of a fresh, good recording, or None."""
-    state, rec, _ = store.state(load(store.snippets_dir, f"{LESSON}/{snippet}"), target)
+    state, rec, _ = store.state(load(store.snippets_dir, snippet, store.targets), target)
     return (rec.stdout, rec.machine) if state is State.FRESH else None
 
 
-def _search(pattern: str, lines: list[str]) -> re.Match | None:
+def search(pattern: str, lines: list[str]) -> re.Match | None:
+    """The first match of pattern in any of the lines."""
     return next((m for line in lines if (m := re.search(pattern, line))), None)
 
 
@@ -45,215 +59,32 @@ def machine_label(target, machine: dict) -> str:
     return f"{model}, {feature[0]}" if feature else model
 
 
-# -- data ----------------------------------------------------------------------------------
-
-def bit_layouts_data(store: Store) -> dict:
-    got = _stdout(store, "03_float16_vs_bfloat16.py", "cpu")
-    if got is None:
-        raise LookupError("03_float16_vs_bfloat16.py has no fresh CPU recording")
-    lines, _ = got
-    formats = {}
-    for name in ("float32", "float16", "bfloat16"):
-        m = _search(rf"^\s*{name}: (\d+) bits = 1 sign \+ (\d+) exponent \+ (\d+) mantissa", lines)
-        gb = _search(rf"^7B parameters in {name}: (\d+) GB", lines)
-        formats[name] = {"exponent": int(m[2]), "mantissa": int(m[3]), "gb_for_7b": int(gb[1])}
-    return {"formats": formats}
-
-
-def flow_data(store: Store) -> dict:
-    """The dtypes each part of a mixed-precision step ran in, as recorded."""
-    steps = {}
-    for snippet, target, key in (
-        ("05_mixed_precision_cpu.py", "cpu", "bfloat16 on a CPU"),
-        ("04_mixed_precision_cuda.py", "cuda", "float16 on a GPU"),
-    ):
-        got = _stdout(store, snippet, target)
-        if got:
-            lines, _ = got
-            steps[key] = {
-                what: m[1] if (m := _search(rf"^{what}: torch\.(\w+)", lines)) else None
-                for what in ("activations computed in", "loss computed in", "master weights kept in",
-                             "gradients reach the optimizer in")
-            }
-    return {"steps": steps}
-
-
-def timing_data(store: Store) -> dict:
-    rows = []
-    for snippet in ("06_measure_cpu.py", "07_measure_cuda.py"):
-        for target in store.targets:
-            try:
-                got = _stdout(store, snippet, target.name)
-            except (OSError, ValueError):
-                got = None
-            if not got:
-                continue
-            lines, machine = got
-            fp32 = _search(rf"^float32:\s+{_NUMBER} ms", lines)
-            bf16 = _search(rf"^bfloat16:\s+{_NUMBER} ms", lines)
-            rows.append({
-                "label": f"{machine_label(target, machine)} ({'GPU' if snippet.startswith('07') else 'CPU'})",
-                "float32_ms": float(fp32[1]), "bfloat16_ms": float(bf16[1]),
-            })
-    return {"rows": rows}
-
-
-def worked_example_data(store: Store) -> dict:
-    pattern = re.compile(
-        rf"^(.+?)\s+\| epoch {_NUMBER} s \(median\) \| first epoch {_NUMBER} s \| peak {_NUMBER} MB (.+?) "
-        rf"\| accuracy {_NUMBER}%"
-    )
-    runs = []
-    for target in store.targets:
-        got = _stdout(store, "10_worked_example.py", target.name)
-        if not got:
-            continue
-        lines, machine = got
-        for line in lines:
-            if m := pattern.match(line):
-                runs.append({
-                    "machine": machine_label(target, machine), "config": m[1],
-                    "epoch_s": float(m[2]), "peak_mb": float(m[4]), "memory": m[5],
-                    "accuracy": float(m[6]),
-                })
-    return {"runs": runs}
-
-
-# -- drawing -------------------------------------------------------------------------------
-
-def _figure(width: float, height: float, ncols: int = 1):
+def new_figure(width: float, height: float, ncols: int = 1):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.hashsalt": "making-it-fast", "font.size": 10, "svg.fonttype": "path"})
+    plt.rcParams.update({"svg.hashsalt": "recorded", "font.size": 10, "svg.fonttype": "path"})
     # A white card, so the figure reads the same in the light and the dark palette.
     return plt.subplots(1, ncols, figsize=(width, height), facecolor="white", layout="constrained")
 
 
-COLOURS = {"sign": "#7f7f7f", "exponent": "#d95f02", "mantissa": "#1b9e77"}
-
-
-def draw_bit_layouts(data: dict):
-    fig, ax = _figure(8, 2.8)
-    names = list(data["formats"])
-    for row, name in enumerate(names):
-        f = data["formats"][name]
-        y = len(names) - 1 - row
-        x = 0
-        for part, bits in (("sign", 1), ("exponent", f["exponent"]), ("mantissa", f["mantissa"])):
-            ax.barh(y, bits, left=x, color=COLOURS[part], edgecolor="white", height=0.6)
-            if bits >= 3:
-                label = f"{part} {bits}" if bits >= 7 else f"{part[:3]} {bits}"
-                ax.text(x + bits / 2, y, label, ha="center", va="center", color="white")
-            x += bits
-        ax.text(33, y, f"{name}: 7B parameters = {f['gb_for_7b']} GB", va="center")
-    ax.set_yticks(range(len(names)), names[::-1])
-    ax.set_xlim(0, 50)
-    ax.set_xticks([0, 8, 16, 24, 32])
-    ax.set_xlabel("bits")
-    ax.spines[["top", "right", "left"]].set_visible(False)
-    ax.set_title("Where the bits go, and what 7 billion weights weigh")
-    return fig
-
-
-def draw_flow(data: dict):
-    fig, ax = _figure(8, 3.4)
-    ax.set_axis_off()
-    ax.set_xlim(0, 10)
-    ax.set_ylim(0, 4)
-    steps = data["steps"]
-    cpu = steps.get("bfloat16 on a CPU", {})
-    compute = cpu.get("activations computed in") or "bfloat16"
-    boxes = [
-        (0.2, 2.4, "master weights\nfloat32", "#1b9e77"),
-        (2.7, 2.4, f"forward pass\n16-bit ({compute}\nor float16)", "#d95f02"),
-        (5.2, 2.4, "loss\nfloat32", "#1b9e77"),
-        (7.7, 2.4, "× scale\n(float16 only)", "#7570b3"),
-        (7.7, 0.3, "backward\ngradients scaled", "#7570b3"),
-        (5.2, 0.3, "÷ scale, skip if\ninf/nan; float32", "#7570b3"),
-        (2.7, 0.3, "optimizer step\non float32 weights", "#1b9e77"),
-    ]
-    from matplotlib.patches import FancyBboxPatch
-
-    for x, y, text, colour in boxes:
-        ax.add_patch(FancyBboxPatch((x, y), 2.1, 1.3, boxstyle="round,pad=0.05",
-                                    facecolor=colour, alpha=0.15, edgecolor=colour))
-        ax.text(x + 1.05, y + 0.65, text, ha="center", va="center")
-    arrows = [((2.3, 3.05), (2.7, 3.05)), ((4.8, 3.05), (5.2, 3.05)), ((7.3, 3.05), (7.7, 3.05)),
-              ((8.75, 2.4), (8.75, 1.6)), ((7.7, 0.95), (7.3, 0.95)), ((5.2, 0.95), (4.8, 0.95)),
-              ((2.7, 0.95), (1.25, 2.4))]
-    for start, end in arrows:
-        ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "->", "lw": 1.5})
-    ax.set_title("One mixed-precision training step")
-    return fig
-
-
-def draw_timing(data: dict):
-    fig, ax = _figure(8, 1.6 + 0.7 * max(1, len(data["rows"])))
-    rows = data["rows"]
-    if not rows:
-        ax.text(0.5, 0.5, "no fresh timing recordings yet", ha="center", va="center")
-        ax.set_axis_off()
-        return fig
-    for i, row in enumerate(rows):
-        y = len(rows) - 1 - i
-        ax.barh(y + 0.18, row["float32_ms"], height=0.34, color="#7f7f7f", label="float32" if i == 0 else None)
-        ax.barh(y - 0.18, row["bfloat16_ms"], height=0.34, color="#d95f02",
-                label="bfloat16 autocast" if i == 0 else None)
-        for value, dy in ((row["float32_ms"], 0.18), (row["bfloat16_ms"], -0.18)):
-            ax.text(value, y + dy, f" {value:g} ms", va="center")
-    ax.set_yticks(range(len(rows)), [r["label"] for r in rows][::-1])
-    ax.set_xlabel("time per batch, ms (median; shorter is faster)")
-    ax.set_xlim(0, max(max(r["float32_ms"], r["bfloat16_ms"]) for r in rows) * 1.3)
-    # Above the bars, where no bar's label can run into it.
-    ax.legend(loc="lower left", bbox_to_anchor=(0, 1), ncols=2, frameon=False)
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.set_title("float32 against bfloat16, per recorded machine and target", pad=26)
-    return fig
-
-
-def draw_worked_example(data: dict):
-    fig, axes = _figure(9, 3.2, ncols=3)
-    runs = data["runs"]
-    configs = list(dict.fromkeys(r["config"] for r in runs))
-    machines = list(dict.fromkeys(r["machine"] for r in runs))
-    width = 0.8 / max(1, len(machines))
-    for ax, key, title in zip(axes, ("epoch_s", "peak_mb", "accuracy"),
-                              ("median epoch, s", "peak memory, MB", "held-out accuracy, %")):
-        for j, machine in enumerate(machines):
-            xs, ys = [], []
-            for i, config in enumerate(configs):
-                r = next((r for r in runs if r["machine"] == machine and r["config"] == config), None)
-                if r:
-                    xs.append(i + (j - (len(machines) - 1) / 2) * width)
-                    ys.append(r[key])
-            bars = ax.bar(xs, ys, width=width, label=machine if ax is axes[0] else None)
-            ax.bar_label(bars, fmt="%.3g", fontsize=7)
-        ax.set_xticks(range(len(configs)), [c.replace(" + ", "\n+ ").replace(" autocast", "\nautocast")
-                                            for c in configs], fontsize=8)
-        ax.set_title(title)
-        ax.spines[["top", "right"]].set_visible(False)
-    if machines:
-        fig.legend(loc="outside lower center", ncols=len(machines), frameon=False, fontsize=8)
-    fig.suptitle("Worked example: one training run, measured per configuration and machine")
-    return fig
-
-
-@dataclass(frozen=True)
-class Figure:
-    name: str
-    data: Callable[[Store], dict]
-    draw: Callable[[dict], object]
-
-
-FIGURES = (
-    Figure("bit-layouts", bit_layouts_data, draw_bit_layouts),
-    Figure("mixed-precision-flow", flow_data, draw_flow),
-    Figure("bf16-vs-fp32", timing_data, draw_timing),
-    Figure("worked-example", worked_example_data, draw_worked_example),
-)
+def lesson_figures(root: Path, lesson: Lesson) -> tuple[Figure, ...]:
+    """The FIGURES of the lesson's figures module (none when it declares no module)."""
+    if not lesson.figures:
+        return ()
+    path = Path(root) / lesson.figures
+    if not path.is_file():
+        raise FileNotFoundError(f"pyproject.toml: lesson {lesson.name}'s figures module {lesson.figures} "
+                                "does not exist.")
+    spec = importlib.util.spec_from_file_location(f"_figures_{lesson.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    figures = getattr(module, "FIGURES", None)
+    if not isinstance(figures, (list, tuple)) or not all(isinstance(f, Figure) for f in figures):
+        raise TypeError(f"{lesson.figures} must define FIGURES, a list of recorded.figures.Figure.")
+    return tuple(figures)
 
 
 def data_hash(data: dict) -> str:
@@ -276,10 +107,10 @@ def render(store: Store, out_dir: Path, fig: Figure) -> Path:
     return target
 
 
-def out_of_date(store: Store, out_dir: Path) -> list[str]:
+def out_of_date(store: Store, out_dir: Path, figures: tuple[Figure, ...]) -> list[str]:
     """Names of the figures whose file is missing or was drawn from other data."""
     stale = []
-    for fig in FIGURES:
+    for fig in figures:
         file = path(out_dir, fig)
         stamp = f"data sha256 {data_hash(fig.data(store))}"
         if not file.exists() or stamp not in file.read_text(encoding="utf-8"):

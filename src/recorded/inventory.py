@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import blocks, describe
+from .lessons import Lesson, lesson_of
 from .snippets import Snippet, discover
 from .store import Recording, State, Store
 
@@ -41,6 +42,16 @@ def entries(store: Store, docs_dir: Path) -> list[Entry]:
             state, rec, _ = store.state(snippet, target)
             out.append(Entry(snippet, target, state, rec, shown.get(snippet.name)))
     return out
+
+
+def by_lesson(items: list[Entry], declared: dict[str, Lesson]) -> dict[str, list[Entry]]:
+    """The entries grouped by lesson: the declared lessons first, in their order, then the
+    other folders under snippets/ by name."""
+    groups: dict[str, list[Entry]] = {}
+    for e in items:
+        groups.setdefault(lesson_of(e.snippet.name), []).append(e)
+    order = [name for name in declared if name in groups] + sorted(set(groups) - set(declared))
+    return {name: groups[name] for name in order}
 
 
 def orphans(store: Store) -> list[Path]:

@@ -26,7 +26,7 @@ from pymdownx.blocks import BlocksExtension
 from pymdownx.blocks.block import Block
 from pymdownx.highlight import Highlight
 
-from . import blocks, claims, describe, inventory
+from . import blocks, claims, describe, inventory, lessons
 from .snippets import Snippet, SnippetError, load
 from .store import State, Store, record_command, this_python
 
@@ -267,7 +267,31 @@ class RecordingsBlock(Block):
             log.warning(f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
                         "(renamed or deleted?); delete it.")
         etree.SubElement(block, "p", {"class": "recordings-totals"}).text = inventory.totals(items)
-        table = etree.SubElement(block, "table")
+        declared = lessons.load(store.root)
+        for lesson, rows in inventory.by_lesson(items, declared).items():
+            heading = etree.SubElement(block, "h2", {"id": f"lesson-{blocks.anchor(lesson or 'top-level')}"})
+            heading.text = lessons.title(declared, lesson)
+            self.table(block, rows)
+        etree.SubElement(block, "h2", {"id": "machines"}).text = "Machines"
+        for title, info in inventory.machines(items).items():
+            m = info["machine"]
+            etree.SubElement(block, "h3").text = title
+            facts = etree.SubElement(block, "ul")
+            for label, value in (
+                ("recorded", f"{info['count']} recordings, target {', '.join(store.targets.label(t) for t in store.targets.names if t in info['targets'])}"),
+                ("CPU", describe.cpu(m)),
+                ("CPU features that matter here", ", ".join(describe.telling_features(m)) or "none of those listed"),
+                ("GPU", describe.gpu(m) or "none visible"),
+                ("operating system", m.get("os")),
+                ("Python, torch, numpy", f"{m.get('python')}, {m.get('torch')}, {m.get('numpy')}"),
+            ):
+                item = etree.SubElement(facts, "li")
+                etree.SubElement(item, "strong").text = f"{label}: "
+                etree.SubElement(item, "span").text = str(value)
+
+    def table(self, parent: etree.Element, items: list[inventory.Entry]) -> None:
+        store: Store = self.config["store"]
+        table = etree.SubElement(parent, "table")
         head = etree.SubElement(etree.SubElement(table, "thead"), "tr")
         for title in ("snippet", "target", "state", "run time", "recorded", "machine"):
             etree.SubElement(head, "th").text = title
@@ -289,22 +313,6 @@ class RecordingsBlock(Block):
             )
             for value in values:
                 etree.SubElement(row, "td").text = value
-        etree.SubElement(block, "h2", {"id": "machines"}).text = "Machines"
-        for title, info in inventory.machines(items).items():
-            m = info["machine"]
-            etree.SubElement(block, "h3").text = title
-            facts = etree.SubElement(block, "ul")
-            for label, value in (
-                ("recorded", f"{info['count']} recordings, target {', '.join(store.targets.label(t) for t in store.targets.names if t in info['targets'])}"),
-                ("CPU", describe.cpu(m)),
-                ("CPU features that matter here", ", ".join(describe.telling_features(m)) or "none of those listed"),
-                ("GPU", describe.gpu(m) or "none visible"),
-                ("operating system", m.get("os")),
-                ("Python, torch, numpy", f"{m.get('python')}, {m.get('torch')}, {m.get('numpy')}"),
-            ):
-                item = etree.SubElement(facts, "li")
-                etree.SubElement(item, "strong").text = f"{label}: "
-                etree.SubElement(item, "span").text = str(value)
 
 
 class RecordedExtension(BlocksExtension):

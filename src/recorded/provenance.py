@@ -1,5 +1,5 @@
-"""Which machine made a recording: CPU and the features that decide this lesson's
-results, GPU, driver, CUDA, library versions and the git commit.
+"""Which machine made a recording: CPU and the features that decide 16-bit speed on it,
+GPU, driver, CUDA, library versions and the git commit.
 
 Standard library only; torch and numpy versions come from a probe run in the same
 interpreter and environment as the snippets.

@@ -29,7 +29,7 @@ class SnippetError(ValueError):
 
 @dataclass(frozen=True)
 class Snippet:
-    name: str  #: path under snippets/, with forward slashes: ``making_it_fast/01_vectorise.py``
+    name: str  #: path under snippets/, with forward slashes: ``my_lesson/01_intro.py``
     path: Path
     requires: frozenset[str] = frozenset()
     timeout: float | None = None
@@ -86,7 +86,7 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
     if pure.is_absolute() or ".." in pure.parts or not pure.parts:
         raise SnippetError(
             f"{name!r}: name a file under snippets/ with a relative path, "
-            "such as 'making_it_fast/01_vectorise.py'."
+            "such as 'my_lesson/01_intro.py'."
         )
     if pure.suffix != ".py":
         raise SnippetError(f"{name!r}: snippets are Python files ending in .py.")

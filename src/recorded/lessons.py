@@ -1,0 +1,140 @@
+"""Lessons: what belongs to each lesson of a course site, as data in pyproject.toml.
+
+Standard library only: the recorder groups ``--list`` by lesson on bare hardware runners.
+
+A lesson is a folder under snippets/. It needs no declaration to be recorded and shown;
+an entry under ``[tool.record-runs.lessons.<folder>]`` gives it a title, the pages that
+make it up (for its notebook) and its figures::
+
+    [tool.record-runs.lessons.my_lesson]
+    title = "Lesson 8: My lesson"             # the lesson's name on the recordings page
+    pages = ["my-lesson/intro.md", "my-lesson/more.md"]  # under docs/, in reading order
+    notebook = "my-lesson.ipynb"              # optional: under docs/, built from the pages
+    notebook_note = "..."                     # optional: a sentence for the notebook's intro
+    notebook_skip = { "my-lesson/intro.md" = ["About this site"] }  # sections not for a notebook
+    figures = "scripts/figures/my_lesson.py"  # optional: a module defining FIGURES
+    figures_dir = "figures"                   # under docs/, where those figures are drawn
+
+Nothing in the engine names a lesson: everything a lesson owns is reached through here.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+CONFIG_FILE = "pyproject.toml"
+TABLE = "tool.record-runs.lessons"
+
+# key -> (what it must be, whether it must be given)
+_KEYS = {
+    "title": ("a string", True),
+    "pages": ("a list of pages under docs/ (strings ending in .md)", True),
+    "notebook": ("a path under docs/ ending in .ipynb", False),
+    "notebook_note": ("a string", False),
+    "notebook_skip": ("a table of page = [section headings]", False),
+    "figures": ("a path to a Python file, relative to the project", False),
+    "figures_dir": ("a folder under docs/", False),
+}
+
+
+class LessonError(ValueError):
+    """A lesson entry that is badly declared; the message names the key and what to write."""
+
+
+@dataclass(frozen=True)
+class Lesson:
+    name: str  #: its folder under snippets/
+    title: str
+    pages: tuple[str, ...] = ()
+    notebook: str | None = None
+    notebook_note: str = ""
+    notebook_skip: dict[str, frozenset[str]] = field(default_factory=dict)
+    figures: str | None = None
+    figures_dir: str = "figures"
+
+    @property
+    def slug(self) -> str:
+        """The name as it reads in a URL or a folder name: my_lesson -> my-lesson."""
+        return self.name.replace("_", "-").lower()
+
+
+def lesson_of(snippet_name: str) -> str:
+    """The lesson a snippet belongs to: its folder under snippets/ ('' at the top level)."""
+    parts = PurePosixPath(snippet_name).parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _relative(value: object, suffix: str | None) -> bool:
+    if not isinstance(value, str) or not value.strip():
+        return False
+    pure = PurePosixPath(value)
+    return not pure.is_absolute() and ".." not in pure.parts and (suffix is None or pure.suffix == suffix)
+
+
+def _entry(name: str, entry: object, where: str) -> Lesson:
+    table = f"[{TABLE}.{name}]"
+    if not isinstance(entry, dict):
+        raise LessonError(f"{where}: {table} must be a table of keys {sorted(_KEYS)}.")
+    unknown = sorted(set(entry) - set(_KEYS))
+    if unknown:
+        raise LessonError(f"{where}: {table} has unknown key(s) {unknown}; the keys are {sorted(_KEYS)}.")
+
+    def bad(key: str) -> LessonError:
+        return LessonError(f"{where}: {table} {key} must be {_KEYS[key][0]}, got {entry.get(key)!r}.")
+
+    for key, (kind, needed) in _KEYS.items():
+        if needed and key not in entry:
+            raise LessonError(f"{where}: {table} lacks {key!r}, which must be {kind}.")
+    if not isinstance(entry["title"], str) or not entry["title"].strip():
+        raise bad("title")
+    pages = entry["pages"]
+    if not isinstance(pages, list) or not all(_relative(p, ".md") for p in pages):
+        raise bad("pages")
+    for key, suffix in (("notebook", ".ipynb"), ("figures", ".py"), ("figures_dir", None)):
+        if key in entry and not _relative(entry[key], suffix):
+            raise bad(key)
+    note = entry.get("notebook_note", "")
+    if not isinstance(note, str):
+        raise bad("notebook_note")
+    skip = entry.get("notebook_skip", {})
+    if not isinstance(skip, dict) or not all(
+            isinstance(v, list) and all(isinstance(s, str) for s in v) for v in skip.values()):
+        raise bad("notebook_skip")
+    strays = sorted(set(skip) - set(pages))
+    if strays:
+        raise LessonError(f"{where}: {table} notebook_skip names {strays}, which are not among its pages.")
+    return Lesson(name, entry["title"].strip(), tuple(pages), entry.get("notebook"), " ".join(note.split()),
+                  {p: frozenset(s) for p, s in skip.items()}, entry.get("figures"),
+                  entry.get("figures_dir", "figures").rstrip("/"))
+
+
+def parse(config: dict, where: str = CONFIG_FILE) -> dict[str, Lesson]:
+    """The lessons declared in a parsed pyproject.toml, by folder name, in declared order."""
+    declared = config.get("tool", {}).get("record-runs", {}).get("lessons", {})
+    if not isinstance(declared, dict):
+        raise LessonError(f"{where}: [{TABLE}] must hold one table per lesson, such as [{TABLE}.my_lesson].")
+    lessons = {name: _entry(name, entry, where) for name, entry in declared.items()}
+    notebooks = [lesson.notebook for lesson in lessons.values() if lesson.notebook]
+    if len(set(notebooks)) != len(notebooks):
+        raise LessonError(f"{where}: two lessons write the same notebook ({notebooks}); give each its own.")
+    return lessons
+
+
+def load(root: Path) -> dict[str, Lesson]:
+    """The lessons declared in root/pyproject.toml ({} when it declares none)."""
+    path = Path(root) / CONFIG_FILE
+    try:
+        return parse(tomllib.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise LessonError(f"{CONFIG_FILE}: not valid TOML ({exc}).") from None
+
+
+def title(lessons: dict[str, Lesson], name: str) -> str:
+    """A lesson's title, or its folder name when it declares none."""
+    if name in lessons:
+        return lessons[name].title
+    return name or "(snippets at the top level)"

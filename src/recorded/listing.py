@@ -1,0 +1,78 @@
+"""What the recorder shows without running anything: --list, --check, and which snippets
+a shard takes. Standard library only.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .lessons import Lesson, lesson_of, title
+from .record import TO_RECORD, Item, plan, shard, shard_weights
+from .snippets import Snippet
+from .store import State, Store, record_command
+
+
+# -- shards ------------------------------------------------------------------------------------
+
+
+def shard_filter(published: Store, snippets: list[Snippet], target: str, which: tuple[int, int],
+                 say: bool = True) -> set[str]:
+    """The names of the snippets shard I/N takes on target, by the durations in recordings/."""
+    index, count = which
+    items = plan(published, snippets, (target,))
+    taken = shard(items, index, count)
+    if say:
+        weights = shard_weights([i for i in items if i.state is not State.NOT_APPLICABLE])
+        applicable = sum(i.state is not State.NOT_APPLICABLE for i in items)
+        total = sum(weights.values())
+        mine = sum(weights[id(i)] for i in taken)
+        if any(i.last_duration is not None for i in items):
+            how = f"about {mine:.0f} s of {total:.0f} s by recorded durations"
+        else:
+            how = f"no durations recorded on {target} yet, so each counts as 1 s"
+        print(f"shard {index}/{count} on {target} takes {len(taken)} of {applicable} snippets "
+              f"({how})" + (":" if taken else "."), file=sys.stderr)
+        for i in taken:
+            secs = f"{i.last_duration:.1f} s" if i.last_duration is not None else "no duration yet"
+            print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
+    return {i.snippet.name for i in taken}
+
+
+def in_shard(items: list[Item], published: Store, snippets: list[Snippet], which, say=True) -> list[Item]:
+    targets = dict.fromkeys(i.target for i in items)
+    keep = {t: shard_filter(published, snippets, t, which, say) for t in targets}
+    return [i for i in items if i.snippet.name in keep[i.target]]
+
+
+# -- --list and --check ------------------------------------------------------------------------
+
+
+def show_list(items: list[Item], declared: dict[str, Lesson] | None = None) -> None:
+    """Every snippet and target with its state, under a line per lesson."""
+    width = max((len(i.snippet.name) for i in items), default=10)
+    tw = max((len(i.target) for i in items), default=6)
+    print(f"{'snippet':<{width}}  {'target':<{tw}}  {'state':<14}  {'last run':>8}  recorded at")
+    declared = declared or {}
+    groups: dict[str, list[Item]] = {}
+    for i in items:
+        groups.setdefault(lesson_of(i.snippet.name), []).append(i)
+    for lesson in [n for n in declared if n in groups] + sorted(set(groups) - set(declared)):
+        print(f"== {title(declared, lesson)} (snippets/{lesson + '/' if lesson else ''})")
+        for i in groups[lesson]:
+            rec = i.recording
+            secs = f"{rec.duration_s:.1f} s" if rec else "-"
+            when = rec.recorded_at if rec else "-"
+            print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
+
+
+def check(items, strict: bool, store: Store, python: str = "python") -> int:
+    problems = [i for i in items if i.state in TO_RECORD]
+    required = [i for i in problems if store.targets.get(i.target).required or strict]
+    for i in problems:
+        mark = "error" if i in required else "note "
+        print(f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
+              f"      fix: {record_command(i.snippet.name, i.target, python)}")
+    fresh = sum(i.state is State.FRESH for i in items)
+    print(f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
+          f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable")
+    return 1 if required else 0
