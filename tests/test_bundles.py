@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fakes import FAKE_GPU, FAKE_MACHINE
 
-from recorded import bundles, cli, compare, provenance, runner
+from recorded import bundles, cli, compare, runner
 from recorded.record import plan, shard
 from recorded.snippets import discover, load
 from recorded.store import Recording, State, Store
