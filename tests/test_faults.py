@@ -40,8 +40,14 @@ def recorder(root: Path, *args: str, tmpdir: Path) -> subprocess.Popen:
     code = "import sys; from recorded.cli import main; sys.exit(main(sys.argv[2:], root=sys.argv[1]))"
     env = dict(os.environ, PYTHONPATH=str(SRC), TMPDIR=str(tmpdir))
     return subprocess.Popen([sys.executable, "-c", code, str(root), "--target", "cpu", *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=sigint_as_at_a_terminal)
 
+
+def sigint_as_at_a_terminal() -> None:
+    # A suite started as a background job (`make test &`) inherits SIGINT ignored, and Python
+    # keeps an ignored SIGINT ignored; the recorder must meet Ctrl-C as a terminal sends it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 # -- Ctrl-C -------------------------------------------------------------------------------------
