@@ -45,7 +45,8 @@ def copied(page: list[str], seed: set[tuple[str, ...]], n: int = RUN) -> list[st
 def seed_runs() -> set[tuple[str, ...]]:
     texts = sorted(SEED.glob("*.txt")) if SEED.is_dir() else []
     if not texts:
-        pytest.skip(f"the seed lesson is not here ({SEED}): these checks need ../shared/seed/ beside the checkout")
+        pytest.skip(f"the seed lesson is not here ({SEED}): "
+                    "these checks need ../shared/seed/ beside the checkout")
     found: set[tuple[str, ...]] = set()
     for text in texts:
         found |= runs(words(text.read_text(encoding="utf-8")))
