@@ -35,7 +35,7 @@ REAL_NVIDIA_PRESENT = provenance.nvidia_present
 REAL_CHECK = runner.check
 RECORDING_KEYS = {
     "schema", "snippet", "target", "sha256", "status", "exit_code", "stdout", "stderr",
-    "duration_s", "recorded_at", "machine",
+    "duration_s", "recorded_at", "machine", "busy",
 }
 MACHINE_KEYS = {"os", "cpu", "gpu", "python", "torch", "numpy", "git", "compile_cache", "load_average",
                 "target"}

@@ -107,6 +107,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="per-snippet limit (default: the snippet's own, else 300)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    p.add_argument("--refuse-busy", action="store_true",
+                   help="do not record a timing snippet (metadata timing = true) while other work "
+                        "uses more than a quarter of the CPUs, before or after its run; without "
+                        "it the recorder warns and records the figure")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true",
                       help="run nothing; list missing, stale and failed recordings")
@@ -242,7 +246,8 @@ def do_record(args, store: Store, published: Store, snippets: list[Snippet], mad
             if written:
                 made.append(rec)
 
-        _, failed = record(store, work, timeout=args.timeout, fail_fast=args.fail_fast, on_run=keep)
+        _, failed = record(store, work, timeout=args.timeout, fail_fast=args.fail_fast, on_run=keep,
+                           refuse_busy=args.refuse_busy)
         attempted += 1
         failed_runs += len(failed)
         print(f"recorded {len(made) - before} of {len(work)} on {name}"
@@ -302,7 +307,8 @@ def do_compare(args, published: Store, snippets: list[Snippet], made: list[Recor
 
         failed = []
         if work:
-            _, failed = record(store, work, timeout=args.timeout, fail_fast=args.fail_fast, on_run=keep)
+            _, failed = record(store, work, timeout=args.timeout, fail_fast=args.fail_fast, on_run=keep,
+                           refuse_busy=args.refuse_busy)
         if here:
             machine = compare.machine_words(next(iter(here.values())).machine)
         else:

@@ -11,13 +11,17 @@ from __future__ import annotations
 import datetime as dt
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TextIO
 
-from . import provenance, runner
+from . import busy as busy_, provenance, runner
 from .snippets import DEFAULT_TIMEOUT, Snippet
 from .store import Recording, State, Store
+
+#: With --refuse-busy, how often to look again, and how long to wait, before refusing a run.
+BUSY_RETRIES, BUSY_WAIT_S = 3, 2.0
 
 #: States that a plain (incremental) run brings up to date.
 TO_RECORD = {State.MISSING, State.STALE, State.FAILED, State.INVALID}
@@ -64,12 +68,17 @@ def record(
     python: str = sys.executable,
     machine_for: Callable[[str], dict] | None = None,
     on_run: Callable[[Recording, bool], None] | None = None,
+    refuse_busy: bool = False,
+    other_load: Callable[[], tuple[float, str] | None] | None = None,
 ) -> tuple[list[Recording], list[Item]]:
     """Run the items in order. Returns the recordings made and the items that failed.
 
     Before the first run on a target, the target's check must pass (see
     ``runner.check``); if it fails, TargetCheckFailed is raised and nothing more is
-    recorded. Progress goes to ``out``, by default to ``sys.stderr`` as it is at call time (not at
+    recorded. Around a timing snippet's run, the share of the CPUs used by other work is
+    measured and stored; above ``busy.LIMIT`` it is a warning, and with ``refuse_busy``
+    the run is not made (still busy before, after a few tries) or not kept (busy after).
+    Progress goes to ``out``, by default to ``sys.stderr`` as it is at call time (not at
     import time), so a redirected stderr receives it. ``on_run(recording, written)`` is
     called after every run, also for a failed run that was not written because a good
     recording is kept, and before the next run starts (so a caller keeps what finished
@@ -77,6 +86,7 @@ def record(
     """
     if out is None:
         out = sys.stderr
+    other_load = other_load or busy_.other_load
     machines: dict[str, dict] = {}
 
     def machine(target: str) -> dict:
@@ -100,23 +110,47 @@ def record(
         info = machine(t)
         print(f"[{n}/{len(items)}] {s.name} {t}{_eta(items[n - 1:])} …", end="", flush=True, file=out)
         limit = timeout or s.timeout or DEFAULT_TIMEOUT
+        load: dict | None = None
+        if s.timing:
+            load = _measure(other_load, "before")
+            for _ in range(BUSY_RETRIES if refuse_busy else 0):  # a passing burst may end
+                if not busy_.too_busy(load):
+                    break
+                time.sleep(BUSY_WAIT_S)
+                load = _measure(other_load, "before")
+            if refuse_busy and busy_.too_busy(load):
+                print(f" refused: the machine is busy ({busy_.describe(load)}, the limit is "
+                      f"{busy_.LIMIT * 100:.0f}%); nothing recorded", file=out, flush=True)
+                failed.append(item)
+                continue
         started = dt.datetime.now(dt.timezone.utc)
         result = runner.run(s, store.targets.get(t), limit, python=python)
+        if load is not None:
+            load.update(_measure(other_load, "after"))
         rec = Recording(
             snippet=s.name, target=t, sha256=s.sha256(), status=result.status,
             exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr,
             duration_s=result.duration_s,
             recorded_at=started.replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-            machine=info,
+            machine=info, busy=load,
         )
-        print(f" {result.duration_s:.1f} s {result.status}", file=out, flush=True)
-        written = rec.ok or not (item.recording and item.recording.ok)
+        busy_note = f" ({busy_.describe(load)})" if load else ""
+        print(f" {result.duration_s:.1f} s {result.status}{busy_note}", file=out, flush=True)
+        disturbed = load is not None and busy_.too_busy(load)
+        if disturbed:
+            print(f"    warning: other work used more than {busy_.LIMIT * 100:.0f}% of the CPUs around "
+                  f"this timing run; its figures may be off"
+                  + ("; not kept (--refuse-busy)" if refuse_busy else "; --refuse-busy would not keep it"),
+                  file=out)
+        written = (rec.ok or not (item.recording and item.recording.ok)) and not (disturbed and refuse_busy)
         if written:
             store.write(rec)
             made.append(rec)
         if on_run:
             on_run(rec, written)
-        if not rec.ok:
+        if rec.ok and disturbed and refuse_busy:
+            failed.append(item)
+        elif not rec.ok:
             failed.append(item)
             kept = " (the previous good recording is kept)" if item.recording and item.recording.ok else ""
             print(f"    {s.name} on {t}: {result.status}, exit code {result.exit_code}{kept}", file=out)
@@ -125,6 +159,14 @@ def record(
             if fail_fast:
                 break
     return made, failed
+
+
+def _measure(other_load: Callable[[], tuple[float, str] | None], when: str) -> dict:
+    measured = other_load()
+    if measured is None:
+        return {when: None}
+    share, how = measured
+    return {when: round(share, 3), "how": how, "cpus": busy_.cpus()}
 
 
 def shard(items: list[Item], index: int, count: int) -> list[Item]:

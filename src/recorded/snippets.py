@@ -20,7 +20,7 @@ DEFAULT_TIMEOUT = 300.0
 _METADATA = re.compile(
     r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$\n?"
 )
-_TOOL_KEYS = {"requires", "timeout"}
+_TOOL_KEYS = {"requires", "timeout", "timing"}
 
 
 class SnippetError(ValueError):
@@ -33,6 +33,8 @@ class Snippet:
     path: Path
     requires: frozenset[str] = frozenset()
     timeout: float | None = None
+    #: It times something: the recorder measures how busy the machine was around its run.
+    timing: bool = False
 
     def runs_on(self, target: Target) -> bool:
         """A snippet runs on a target that provides all it requires."""
@@ -127,7 +129,10 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
     ):
         raise SnippetError(f"{pure}: [tool.record-runs] timeout must be a positive number of seconds.")
-    return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout))
+    timing = tool.get("timing", False)
+    if not isinstance(timing, bool):
+        raise SnippetError(f"{pure}: [tool.record-runs] timing must be true or false, got {timing!r}.")
+    return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout), timing)
 
 
 def discover(snippets_dir: Path, known: Targets | None = None) -> list[Snippet]:

@@ -48,6 +48,9 @@ class Recording:
     recorded_at: str  # UTC, ISO 8601
     machine: dict = field(default_factory=dict)
     schema: int = SCHEMA_VERSION
+    #: How busy the machine was around a timing snippet's run (see ``busy.py``); None for
+    #: snippets that time nothing, and in recordings made before it was measured.
+    busy: dict | None = None
 
     @property
     def ok(self) -> bool:

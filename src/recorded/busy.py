@@ -1,0 +1,62 @@
+"""How busy the machine is: the share of its CPUs that other work used in a short window.
+
+Standard library only. Measured just before and just after a timing snippet runs, while
+the recorder itself sleeps, so whatever ran in the window was somebody else: another
+program, a leftover process or, on a virtual machine, the hypervisor's steal time. A
+load average would not do: it lags by a minute and counts the recorder's own last run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+#: Above this share of the CPUs used by other work, timings are not to be trusted.
+LIMIT = 0.25
+WINDOW_S = 0.5
+
+
+def _cpu_jiffies(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs since boot, or None where /proc/stat is absent."""
+    try:
+        first = stat.read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if first[0] != "cpu":
+        return None
+    # user nice system idle iowait irq softirq steal (guest time is inside user already)
+    values = [int(v) for v in first[1:9]]
+    total = sum(values)
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return total - idle, total
+
+
+def other_load(window_s: float = WINDOW_S, stat: Path = Path("/proc/stat")) -> tuple[float, str] | None:
+    """The share (0..1) of all CPUs that other work used during ``window_s`` seconds, and
+    how it was measured; None when the system tells nothing."""
+    start = _cpu_jiffies(stat)
+    if start is None:
+        if hasattr(os, "getloadavg"):  # macOS and others: a coarser, lagging figure
+            cpus = os.cpu_count() or 1
+            return min(1.0, os.getloadavg()[0] / cpus), "1-minute load average / CPUs"
+        return None
+    time.sleep(window_s)
+    end = _cpu_jiffies(stat)
+    if end is None or end[1] <= start[1]:
+        return None
+    return (end[0] - start[0]) / (end[1] - start[1]), f"/proc/stat over {window_s:g} s"
+
+
+def cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def describe(busy: dict) -> str:
+    """``other load 3% before, 1% after`` for the page and the progress line."""
+    parts = [f"{busy[k] * 100:.0f}% {k}" for k in ("before", "after") if busy.get(k) is not None]
+    return "other load " + ", ".join(parts) if parts else "other load unknown"
+
+
+def too_busy(busy: dict) -> bool:
+    return any((busy.get(k) or 0) > LIMIT for k in ("before", "after"))
