@@ -89,6 +89,36 @@ def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path, mo
     assert not alive(child), "the snippet's child process outlived the interrupted run"
 
 
+HANGS = """
+import os, time
+open(os.environ["PIDFILE"], "w").write(str(os.getpid()))
+time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_snippet_dies_with_a_recorder_killed_by_sigkill(tmp_path, monkeypatch):
+    # SIGKILL gives the recorder no chance to clean up; a snippet left running would load the
+    # machine and turn the next timing verdicts into a coin toss.
+    root = project(tmp_path / "p", {"hangs.py": HANGS})
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    pidfile = tmp_path / "snippet.pid"
+    monkeypatch.setenv("PIDFILE", str(pidfile))
+    proc = recorder(root, tmpdir=tmpdir)
+    deadline = time.monotonic() + 60
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert pidfile.exists(), "the snippet never started"
+    proc.kill()
+    proc.communicate(timeout=30)
+    snippet = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while alive(snippet) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(snippet), "the snippet outlived its recorder"
+
+
 # -- two recorders at once ------------------------------------------------------------------------
 
 def test_two_recorders_at_once_leave_only_valid_recordings(tmp_path):

@@ -78,6 +78,19 @@ class _Capture(threading.Thread):
         return lines
 
 
+def _die_with_parent() -> None:
+    """In the child, before the snippet starts: on Linux, ask for SIGKILL when the recorder
+    dies, however it dies (even SIGKILL, which leaves it no chance to clean up). A snippet
+    left running would otherwise load the machine and skew the next timings."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # 1 is PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the process group still catches the rest
+        pass
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -100,6 +113,7 @@ def run(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group: one signal reaches every child
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         out, err = _Capture(proc.stdout), _Capture(proc.stderr)
         out.start(), err.start()
