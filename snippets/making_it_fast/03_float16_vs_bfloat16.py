@@ -20,6 +20,13 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         f" {info.smallest_normal:.6g} | eps {info.eps:.6g}"
     )
 
+# Below the smallest normal number a format still holds values, with fewer and fewer
+# significant bits (subnormals), until there are none left and the value becomes 0.
+for dtype in (torch.float16, torch.bfloat16):
+    name = str(dtype).removeprefix("torch.")
+    for value in (1e-6, 1e-8):
+        print(f"{name}: {value:g} is stored as {torch.tensor(value, dtype=dtype).item():.6g}")
+
 # A typical weight update is tiny next to the weight. Added in 16 bits, it can vanish.
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     weight = torch.tensor(1.0, dtype=dtype)
