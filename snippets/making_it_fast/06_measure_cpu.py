@@ -2,14 +2,46 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
 # ///
-"""Is bfloat16 faster than float32 on this CPU? Measure it; don't assume it."""
+"""Is bfloat16 faster than float32 on this CPU? Measure it with PyTorch's own timer, and let
+the spread of the timings decide, not two medians."""
 
-import statistics
-import timeit
 from pathlib import Path
 
 import torch
+import torch.utils.benchmark as benchmark
 from torch import nn
+
+# Canonical three-state verdict, pasted (not imported) into every timing snippet.
+# Keep the text identical in every snippet so one rule is stated once on the page.
+import math
+import statistics
+
+MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+
+
+def spread(samples_ms):
+    """Median and interquartile range (Q1, Q3) of repeated timings."""
+    q1, median, q3 = statistics.quantiles(samples_ms, n=4, method="inclusive")
+    return median, q1, q3
+
+
+def verdict(baseline_ms, candidate_ms):
+    """faster, slower or within noise: the candidate is faster only if its whole
+    interquartile range lies below the baseline's and its median is at least 10% lower
+    (slower: above, and at least 10% higher); anything else is within noise."""
+    for name, samples in (("baseline", baseline_ms), ("candidate", candidate_ms)):
+        if len(samples) < 5:
+            raise ValueError(f"{name}: a verdict needs at least 5 timings, got {len(samples)}")
+        if not all(isinstance(t, (int, float)) and math.isfinite(t) and t > 0 for t in samples):
+            raise ValueError(f"{name}: timings must be positive finite numbers, got {samples!r}")
+    b_med, b_q1, b_q3 = spread(baseline_ms)
+    c_med, c_q1, c_q3 = spread(candidate_ms)
+    ratio = c_med / b_med
+    if c_q3 < b_q1 and ratio <= 1 - MIN_EFFECT:
+        return "faster"
+    if c_q1 > b_q3 and ratio >= 1 + MIN_EFFECT:
+        return "slower"
+    return "within noise"
 
 
 def cpu_has(flag):
@@ -20,39 +52,66 @@ def cpu_has(flag):
         return "unknown"
 
 
+def onednn_bf16():
+    """Whether oneDNN, the library behind PyTorch's fast bfloat16 matrix products on x86,
+    will run them on this CPU. It is a private PyTorch check, so it may be missing."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except Exception:  # absent, or renamed, in some builds: say so rather than crash
+        return "unknown"
+
+
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).eval()
 batch = torch.randn(256, 1024)
+threads = torch.get_num_threads()  # what PyTorch uses here unless told otherwise
 
+# What each variant runs. The bfloat16 statement runs *inside* autocast: outside it, it
+# would time float32 again. "float32 again" is the A/A check: the same code under another
+# name, so the rule meets two variants that differ only by noise.
+statements = {
+    "float32": "model(batch)",
+    "bfloat16": "with torch.autocast('cpu', dtype=torch.bfloat16):\n    model(batch)",
+    "float32 again": "model(batch)",
+}
+timers = {
+    name: benchmark.Timer(
+        stmt=stmt,
+        globals={"model": model, "batch": batch, "torch": torch},
+        num_threads=threads,  # Timer's own default is 1 thread, not what this machine uses
+        label="Linear-GELU-Linear forward, batch 256",
+        sub_label=name,
+        description=f"{threads} threads",
+    )
+    for name, stmt in statements.items()
+}
 
-def float32_forward():
-    return model(batch)
-
-
-def bfloat16_forward():
-    # The timed call must run *inside* autocast, or it measures float32 again.
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        return model(batch)
-
-
-def median_ms(fn, repeats=30):
-    fn()  # warm-up: the first call picks kernels and allocates buffers
-    return statistics.median(timeit.repeat(fn, number=1, repeat=repeats)) * 1000
-
-
+# A Timer measures one variant from start to end. Taking turns in short rounds spreads a
+# slow spell of the machine over every variant instead of letting it land on one; each
+# blocked_autorange call warms up first and times blocks of calls for at least 0.3 s.
+ROUNDS = 8
+rounds = {name: [] for name in timers}
 with torch.inference_mode():
-    fp32_ms = median_ms(float32_forward)
-    bf16_ms = median_ms(bfloat16_forward)
-    out_dtype = bfloat16_forward().dtype
+    for _ in range(ROUNDS):
+        for name, timer in timers.items():
+            rounds[name].append(timer.blocked_autorange(min_run_time=0.3))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out_dtype = model(batch).dtype
+# One Measurement per variant; .times holds one time per call, one entry per block.
+results = {name: benchmark.Measurement.merge(measurements)[0] for name, measurements in rounds.items()}
+times_ms = {name: [t * 1000 for t in m.times] for name, m in results.items()}
 
-
-
+print("threads:", threads)
 print("CPU capability PyTorch dispatches to:", torch.backends.cpu.get_cpu_capability())
-# The two instruction sets that make bfloat16 matrix products fast on Intel CPUs.
+print("oneDNN bfloat16 path available:", onednn_bf16())
+# The two instruction sets that make bfloat16 matrix products fast on x86 CPUs.
 print("CPU has AMX bfloat16 tiles:", cpu_has("amx_bf16"))
 print("CPU has AVX-512 bfloat16 instructions:", cpu_has("avx512_bf16"))
 print("output dtype under autocast:", out_dtype)
-print(f"float32:  {fp32_ms:.2f} ms per batch (median of 30)")
-print(f"bfloat16: {bf16_ms:.2f} ms per batch (median of 30)")
-print(f"bfloat16 time / float32 time: {bf16_ms / fp32_ms:.2f}")
-print("bf16 faster than fp32 here:", bf16_ms < fp32_ms)
+benchmark.Compare(list(results.values())).print()
+for name, m in results.items():
+    median, q1, q3 = spread(times_ms[name])  # the same median as m.median; m.iqr is q3 - q1
+    print(f"{name + ':':9} {median:.2f} ms per batch (median of {len(m.times)}, IQR {q1:.2f}-{q3:.2f})")
+print(f"bfloat16 time / float32 time: {results['bfloat16'].median / results['float32'].median:.2f}")
+print("bf16 vs fp32 here:", verdict(times_ms["float32"], times_ms["bfloat16"]))
+print("A/A, float32 vs float32 here:", verdict(times_ms["float32"], times_ms["float32 again"]))
