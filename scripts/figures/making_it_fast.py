@@ -60,12 +60,15 @@ def timing_data(store: Store) -> dict:
             if not got:
                 continue
             lines, machine = got
-            fp32 = search(rf"^float32:\s+{NUMBER} ms", lines)
-            bf16 = search(rf"^bfloat16:\s+{NUMBER} ms", lines)
-            rows.append({
-                "label": f"{machine_label(target, machine)} ({'GPU' if snippet.startswith('07') else 'CPU'})",
-                "float32_ms": float(fp32[1]), "bfloat16_ms": float(bf16[1]),
-            })
+            kind = "GPU" if snippet.startswith("07") else "CPU"
+            row = {"label": f"{machine_label(target, machine)} ({kind})"}
+            for name in ("float32", "bfloat16"):
+                # "float32:  12.70 ms per batch (median of 30, IQR 12.50-13.00)"; the IQR may be absent.
+                m = search(rf"^{name}:\s+{NUMBER} ms per batch(?: \(median of \d+, IQR {NUMBER}-{NUMBER}\))?",
+                           lines)
+                row[f"{name}_ms"] = float(m[1])
+                row[f"{name}_iqr"] = [float(m[2]), float(m[3])] if m[2] else None
+            rows.append(row)
     return {"rows": rows}
 
 
@@ -157,16 +160,23 @@ def draw_timing(data: dict):
         ax.text(0.5, 0.5, "no fresh timing recordings yet", ha="center", va="center")
         ax.set_axis_off()
         return fig
+
+    def right_end(row, name):  # where a bar, or its IQR whisker, ends
+        return row[f"{name}_iqr"][1] if row[f"{name}_iqr"] else row[f"{name}_ms"]
+
     for i, row in enumerate(rows):
         y = len(rows) - 1 - i
-        ax.barh(y + 0.18, row["float32_ms"], height=0.34, color="#7f7f7f", label="float32" if i == 0 else None)
-        ax.barh(y - 0.18, row["bfloat16_ms"], height=0.34, color="#d95f02",
-                label="bfloat16 autocast" if i == 0 else None)
-        for value, dy in ((row["float32_ms"], 0.18), (row["bfloat16_ms"], -0.18)):
-            ax.text(value, y + dy, f" {value:g} ms", va="center")
+        for name, dy, colour, legend in (("float32", 0.18, "#7f7f7f", "float32"),
+                                         ("bfloat16", -0.18, "#d95f02", "bfloat16 autocast")):
+            value, iqr = row[f"{name}_ms"], row[f"{name}_iqr"]
+            # The whisker spans the interquartile range: where the middle half of the timings fell.
+            xerr = [[value - iqr[0]], [iqr[1] - value]] if iqr else None
+            ax.barh(y + dy, value, height=0.34, color=colour, xerr=xerr, capsize=3,
+                    error_kw={"elinewidth": 1, "ecolor": "black"}, label=legend if i == 0 else None)
+            ax.text(right_end(row, name), y + dy, f" {value:g} ms", va="center")
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows][::-1])
-    ax.set_xlabel("time per batch, ms (median; shorter is faster)")
-    ax.set_xlim(0, max(max(r["float32_ms"], r["bfloat16_ms"]) for r in rows) * 1.3)
+    ax.set_xlabel("time per batch, ms (median, whiskers: interquartile range; shorter is faster)")
+    ax.set_xlim(0, max(max(right_end(r, "float32"), right_end(r, "bfloat16")) for r in rows) * 1.3)
     # Above the bars, where no bar's label can run into it.
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1), ncols=2, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)

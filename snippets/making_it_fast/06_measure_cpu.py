@@ -1,6 +1,8 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
+# [tool.record-runs]
+# timing = true
 # ///
 """Is bfloat16 faster than float32 on this CPU? Measure it with PyTorch's own timer, and let
 the spread of the timings decide, not two medians."""

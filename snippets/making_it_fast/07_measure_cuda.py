@@ -3,6 +3,7 @@
 # dependencies = ["torch"]
 # [tool.record-runs]
 # requires = ["cuda"]
+# timing = true
 # ///
 """The same comparison on a GPU, where the clock may only be read once the GPU has finished,
 with TF32 beside it: float32 matrix products on the tensor cores, at reduced precision."""

@@ -3,6 +3,7 @@
 # dependencies = ["torch"]
 # [tool.record-runs]
 # requires = ["cuda"]
+# timing = true
 # ///
 """How a GPU timing lies: reading the clock before the GPU has finished."""
 
