@@ -163,14 +163,14 @@ def test_fresh_recording_shows_code_titled_with_its_path_without_the_metadata_he
 def test_fresh_recording_has_a_cpu_and_a_cuda_tab_with_the_claimed_lines_highlighted(project, warnings):
     snippet = project.snippet()
     project.record(snippet, "cpu", ["hello", "answer: 42", "done"])
-    project.record(snippet, "cuda", ["hello", "answer: 42", "done"])
+    project.record(snippet, "cuda", ["hello", "answer: 43", "done"])
 
     html = project.render(page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n')))
 
     (tabs,) = output_tabs(html)
     assert list(tabs) == ["CPU", "CUDA"]
     assert highlighted(tabs["CPU"]) == ["answer: 42"]
-    assert highlighted(tabs["CUDA"]) == ["answer: 42", "done"]
+    assert highlighted(tabs["CUDA"]) == ["answer: 43", "done"]
     assert "hello" in tabs["CPU"]  # unclaimed lines are shown too, just not highlighted
     assert warnings() == []
 
@@ -445,3 +445,252 @@ def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, war
     tables = re.findall(r"<table>.*?</table>", html, re.S)
     assert len(tables) == 2 and "zeta/01_z.py" in tables[0] and "alpha/01_a.py" in tables[1]
     assert warnings() == []
+
+
+# -- outputs alike on every machine, emulated targets, the busy figure --------------------
+
+#: Three kinds of machine: a native one, the same machine limited (emulated), another one.
+EMULATED_TARGETS = '''
+[tool.record-runs.targets.big]
+label = "Big CPU"
+provides = ["cpu"]
+description = "a big CPU as it is"
+env = { CUDA_VISIBLE_DEVICES = "" }
+required = true
+
+[tool.record-runs.targets.big-as-small]
+label = "Big CPU limited"
+provides = ["cpu"]
+description = "the big CPU limited to small instructions"
+env = { CUDA_VISIBLE_DEVICES = "", LIMIT_ISA = "SMALL" }
+emulated = true
+host = "big"
+check = { code = "print('SMALL')", prints = "SMALL" }
+
+[tool.record-runs.targets.other]
+label = "Other CPU"
+provides = ["cpu"]
+description = "another CPU"
+env = { CUDA_VISIBLE_DEVICES = "" }
+'''
+OTHER_MACHINE = {**MACHINE, "cpu": {"model": "Other CPU 100", "cores": 8, "features": ["avx2", "avx512f"]}}
+
+
+@pytest.fixture
+def three(project) -> Project:
+    (project.root / "pyproject.toml").write_text(EMULATED_TARGETS, encoding="utf-8")
+    project.store = Store(project.root)
+    return project
+
+
+def once(html: str) -> str:
+    """The single output shown for a snippet that printed alike everywhere."""
+    (found,) = re.findall(r'<div class="recorded-once">(.*?)</div>(?=</div>|$)', html, re.S)
+    return found
+
+
+def test_output_alike_on_every_machine_is_shown_once_naming_each_machine(project, warnings):
+    snippet = project.snippet()
+    project.record(snippet, "cpu", ["hello", "answer: 42", "done"])
+    project.record(snippet, "cuda", ["hello", "answer: 42", "done"],
+                   machine={**OTHER_MACHINE, "gpu": {"name": "Test GPU", "capability": "9.0", "memory_gib": 80}})
+
+    html = project.render(page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n')))
+
+    assert output_tabs(html) == [] and "tabbed-set" not in html
+    shown = once(html)
+    assert shown.count("answer: 42") == 1
+    assert highlighted(shown) == ["answer: 42", "done"]  # every target's claims
+    assert "Printed alike on these 2 kinds of machine" in shown
+    machines = re.findall(r"<li><strong>([^<]+)</strong>: ([^<]+)</li>", shown)
+    assert [label for label, _ in machines] == ["CPU", "CUDA"]
+    assert "Test CPU 9000" in machines[0][1] and "the CPU, with every GPU hidden" in machines[0][1]
+    assert "Test GPU" in machines[1][1] and "Other CPU 100" in machines[1][1]
+    assert warnings() == []
+
+
+def test_targets_without_a_fresh_recording_are_listed_under_the_single_output(three, warnings):
+    snippet = three.snippet()
+    three.record(snippet, "big", ["hello"])
+    three.record(snippet, "other", ["hello"], machine=OTHER_MACHINE)
+
+    html = three.render(page(block(body='expect:\n  - "hello"\n')))
+
+    shown = once(html)
+    (others,) = re.findall(r'<ul class="recorded-provenance recorded-others">(.*?)</ul>', shown, re.S)
+    assert "<strong>Big CPU limited</strong>: not recorded yet on this kind of machine" in others
+    assert "<code>python scripts/record_runs.py --target big-as-small lesson/x.py</code>" in others
+    assert warnings() == []  # not required, so only the release build insists
+
+
+def test_a_stale_required_target_still_warns_when_the_others_are_shown_once(three, warnings):
+    snippet = three.snippet()
+    three.record(snippet, "big", ["old"], stale=True)
+    three.record(snippet, "big-as-small", ["hello"])
+    three.record(snippet, "other", ["hello"], machine=OTHER_MACHINE)
+
+    html = three.render(page(block()))
+
+    assert "<strong>Big CPU</strong>: stale" in once(html) and "old" not in once(html)
+    (warning,) = warnings()
+    assert ":3:" in warning and "Big CPU recording of lesson/x.py is stale" in warning
+
+
+@pytest.mark.parametrize("second", [
+    dict(stdout=["hello", "answer: 41"]),
+    dict(stdout=["hello", "answer: 42"], stderr=["a warning"]),
+    dict(stdout=["hello", "answer: 42"], status="error", exit_code=1),
+], ids=["other-stdout", "other-stderr", "failed"])
+def test_outputs_that_differ_or_fail_stay_in_tabs(project, second):
+    snippet = project.snippet()
+    project.record(snippet, "cpu", ["hello", "answer: 42"])
+    project.record(snippet, "cuda", **second)
+
+    html = project.render(page(block()))
+
+    assert list(output_tabs(html)[0]) == ["CPU", "CUDA"]
+    assert "recorded-once" not in html
+
+
+def test_an_emulated_tab_says_it_is_the_host_machine_with_one_thing_changed(three, warnings):
+    snippet = three.snippet()
+    three.record(snippet, "big", ["answer: 42"])
+    three.record(snippet, "big-as-small", ["answer: 7"])
+    three.record(snippet, "other", ["answer: 9"], machine=OTHER_MACHINE)
+
+    html = three.render(page(block()))
+
+    tabs = output_tabs(html)[0]
+    assert list(tabs) == ["Big CPU", "Big CPU limited", "Other CPU"]
+    (note,) = re.findall(r'<p class="recorded-emulated">(.*?)</p>', tabs["Big CPU limited"])
+    assert note.startswith("Same machine as the Big CPU tab, with one thing changed: LIMIT_ISA=SMALL.")
+    assert "CUDA_VISIBLE_DEVICES" not in note  # the host sets it too: not a change
+    assert "recorded-emulated" not in tabs["Big CPU"] + tabs["Other CPU"]
+    assert warnings() == []
+
+
+def test_an_emulated_recording_from_another_machine_than_its_host_is_reported(three, warnings):
+    snippet = three.snippet()
+    three.record(snippet, "big", ["answer: 42"])
+    three.record(snippet, "big-as-small", ["answer: 7"], machine=OTHER_MACHINE)
+
+    html = three.render(page(block()))
+
+    note = output_tabs(html)[0]["Big CPU limited"]
+    assert "but recorded on another machine" in note and "Other CPU 100" in note
+    assert "Same machine as" not in note
+    (warning,) = warnings()
+    assert "Big CPU limited recording of lesson/x.py was made on another machine" in warning
+    assert "'Test CPU 9000' != 'Other CPU 100'" in warning
+
+
+def test_the_busy_figure_is_on_the_provenance_line(project):
+    snippet = project.snippet()
+    rec = project.record(snippet, "cpu", ["hello"])
+    rec.busy = {"before": 0.031, "after": 0.006, "window_s": 1.0, "cpus": 2}
+    project.store.write(rec)
+
+    html = project.render(page(block()))
+
+    (provenance,) = re.findall(r'<p class="recorded-provenance">(.*?)</p>', html)
+    assert provenance.endswith("2.5 s · other load 3% before, 1% after")
+
+
+def test_no_busy_figure_no_mention(project):
+    project.record(project.snippet(), "cpu", ["hello"])
+
+    assert "other load" not in project.render(page(block()))
+
+
+# -- the machine table ----------------------------------------------------------------------
+
+TABLE_PAGE = "# What changes\n\n/// machine-table\n///\n"
+
+
+def lesson_page(project: Project, text: str, name: str = "lesson.md") -> None:
+    path = project.root / "docs" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def table_rows(html: str) -> list[list[str]]:
+    """The machine table's body, each row's cells as text (links and tags dropped)."""
+    (body,) = re.findall(r"<tbody>(.*?)</tbody>", html, re.S)
+    return [[" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)]
+
+
+@pytest.mark.parametrize("line, verdict", [
+    ("bf16 vs fp32 here: faster", ("bf16 vs fp32 here", "faster")),
+    ("A/A, float32 vs float32 here: within noise", ("A/A, float32 vs float32 here", "within noise")),
+    ("  float32: 1 + 1e-8 == 1: True", ("float32: 1 + 1e-8 == 1", "True")),
+    ("CPU has AMX: False", ("CPU has AMX", "False")),
+    ("float32: 12.7 ms", None), ("speed: fast", None), ("ok: true", None), ("True", None),
+    (": True", None), ("faster", None), ("result ... here: True", None),
+])
+def test_a_verdict_line_ends_in_a_verdict_word_after_its_last_colon(line, verdict):
+    from recorded.verdicts import split
+
+    assert split(line) == verdict
+
+
+def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warnings):
+    counts = three.snippet("lesson/01_count.py", SNIPPET.replace('"done"', '"counted: True"'))
+    timed = three.snippet("lesson/02_time.py", SNIPPET.replace('"done"', '"fast here: faster"'))
+    three.record(counts, "big", ["counted: True"])
+    three.record(counts, "big-as-small", ["counted: True"])
+    three.record(timed, "big", ["A/A: within noise", "fast here: faster"])
+    three.record(timed, "big-as-small", ["A/A: within noise", "fast here: slower"], stale=True)
+    three.record(timed, "other", ["A/A: within noise", "fast here: slower"], machine=OTHER_MACHINE)
+    lesson_page(three, "# The lesson\n\n## Counting\n\n/// recorded | lesson/01_count.py\n///\n\n"
+                       "## Timing `it`\n\n/// recorded | lesson/02_time.py\nexpect_on:\n  other:\n"
+                       '    - "fast here: slower"\n    - "claimed only: True"\n///\n')
+
+    html = three.render(TABLE_PAGE)
+
+    (caption,) = re.findall(r"<caption>(.*?)</caption>", html)
+    assert caption.startswith("lesson: each verdict line")
+    head = re.findall(r'<th scope="col">([^<]*)</th>', html)
+    assert head[1:4] == ["Big CPU", "Big CPU limited", "Other CPU"]
+    assert table_rows(html) == [
+        ["counted The lesson › Counting", "True", "True", "not recorded yet on this kind of machine", "no"],
+        ["A/A The lesson › Timing it", "within noise", "stale", "within noise", "no"],
+        ["fast here The lesson › Timing it", "faster", "stale", "slower", "yes"],
+        ["claimed only The lesson › Timing it", "not printed", "stale", "not printed", "not known yet"],
+    ]
+    assert re.search(r'<th scope="row"><code>fast here</code><br />\s*<a class="verdict-where" '
+                     r'href="lesson.md#lesson-02-time">The lesson › Timing it</a></th>', html)
+    assert '<td class="verdict-value verdict-faster">faster</td>' in html
+    assert warnings() == []
+
+
+def test_the_machine_table_names_each_target_machine_and_its_emulation(three):
+    snippet = three.snippet()
+    three.record(snippet, "big", ["x: True"])
+    lesson_page(three, "# L\n\n/// recorded | lesson/x.py\n///\n")
+
+    html = three.render(TABLE_PAGE)
+
+    (machines,) = re.findall(r'<h2 id="the-machines">.*?<ul>(.*?)</ul>', html, re.S)
+    assert "Big CPU: </strong><span>a big CPU as it is. Recorded on Test CPU 9000 (AVX2), 4 cores." in machines
+    assert ("the big CPU limited to small instructions. Not recorded yet on this kind of machine. "
+            "The same machine as Big CPU, with one thing changed: LIMIT_ISA=SMALL.") in machines
+
+
+def test_the_machine_table_links_relative_to_the_page_it_is_on(three):
+    snippet = three.snippet()
+    three.record(snippet, "big", ["x: True"])
+    lesson_page(three, "# L\n\n/// recorded | lesson/x.py\n///\n", "part/one.md")
+    lesson_page(three, TABLE_PAGE, "about/machines.md")
+
+    names, configs = site_extensions()
+    configs["recorded.markdown_ext"] = {"root": str(three.root)}
+    md = markdown.Markdown(extensions=names, extension_configs=configs)
+    # MkDocs hands the page's file to this treeprocessor; the table reads its place from it.
+    relpath = markdown.treeprocessors.Treeprocessor(md)
+    relpath.run = lambda root: None
+    relpath.file = type("File", (), {"src_uri": "about/machines.md"})()
+    md.treeprocessors.register(relpath, "relpath", 0)
+    html = md.convert(TABLE_PAGE)
+
+    assert 'href="../part/one.md#lesson-x"' in html

@@ -16,10 +16,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from recorded import blocks, describe, targets
+from recorded import blocks
 from recorded.layout import copy_site
 from recorded.snippets import load
-from recorded.store import Store
+from recorded.store import Recording, Store
 
 pytestmark = pytest.mark.build
 
@@ -57,19 +57,151 @@ def built_site(tmp_path_factory) -> Path:
     return site
 
 
-def test_real_site_shows_the_recorded_output_in_a_tab_per_target(built_site):
-    page = (built_site / "sixteen-bit" / "index.html").read_text(encoding="utf-8")
-    snippet = load(ROOT / "snippets", "making_it_fast/02_float16_limits.py")
-    recording = Store(ROOT).read(snippet.name, "cpu")
+#: A throwaway project: two kinds of machine (one emulated on the other's machine), one
+#: snippet that prints alike on both and one whose verdict differs, and the machine table.
+THROWAWAY = {
+    "mkdocs.yml": """\
+site_name: Throwaway
+strict: true
+nav:
+  - The lesson: lesson.md
+  - What changes with the machine: machines.md
+theme:
+  name: material
+  features: [content.tabs.link]
+markdown_extensions:
+  - admonition
+  - attr_list
+  - tables
+  - toc:
+      permalink: true
+  - pymdownx.details
+  - pymdownx.highlight
+  - pymdownx.superfences
+  - pymdownx.tabbed:
+      alternate_style: true
+  - recorded.markdown_ext
+validation:
+  omitted_files: warn
+  absolute_links: warn
+  unrecognized_links: warn
+  anchors: warn
+""",
+    "pyproject.toml": """\
+[tool.record-runs.targets.big]
+label = "Big CPU"
+provides = ["cpu"]
+description = "a big CPU as it is"
+required = true
 
-    (tabs,) = [t for t in output_tabs(page) if "float16 max: 65504" in t.get("CPU", "")]
+[tool.record-runs.targets.big-as-small]
+label = "Big CPU limited"
+provides = ["cpu"]
+description = "the big CPU limited"
+env = { LIMIT_ISA = "SMALL" }
+required = true
+emulated = true
+host = "big"
+check = { code = "print('SMALL')", prints = "SMALL" }
+""",
+    "snippets/lesson/01_limits.py": 'print("max: 65504")\nprint("rounds to one: True")\n',
+    "snippets/lesson/02_speed.py": 'print("faster here: faster")\n',
+    "docs/lesson.md": """\
+# The lesson
 
-    declared = targets.load(ROOT)
-    assert list(tabs) == [t.label for t in declared]
-    assert '<span class="hll">float16 max: 65504\n</span>' in tabs["CPU"]
-    line = describe.provenance(recording, declared.get("cpu").description)
-    assert f'<p class="recorded-provenance">{html.escape(line)}</p>' in tabs["CPU"]
-    assert 'class="filename">making_it_fast/02_float16_limits.py</span>' in page
+## Limits
+
+/// recorded | lesson/01_limits.py
+expect:
+  - "max: 65504"
+///
+
+## Speed
+
+/// recorded | lesson/02_speed.py
+expect_on:
+  big:
+    - "faster here: faster"
+///
+""",
+    "docs/machines.md": "# What changes with the machine\n\n/// machine-table\n///\n",
+}
+MACHINE = {"cpu": {"model": "Test CPU 9000", "cores": 4, "features": ["avx2"]}, "gpu": None,
+           "python": "3.12.1", "torch": "2.13.0+cpu", "numpy": "2.4.6"}
+
+
+def throwaway(root: Path, outputs: dict[tuple[str, str], list[str]]) -> Path:
+    """Write THROWAWAY under root and a recording of each (snippet, target) in outputs."""
+    for name, text in THROWAWAY.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    store = Store(root)
+    for (name, target), stdout in outputs.items():
+        store.write(Recording(
+            snippet=name, target=target, sha256=load(store.snippets_dir, name, store.targets).sha256(),
+            status="ok", exit_code=0, stdout=stdout, stderr=[], duration_s=1.5,
+            recorded_at="2026-01-02T03:04:05Z", machine=MACHINE,
+            busy={"before": 0.03, "after": 0.01, "window_s": 1.0, "cpus": 2}))
+    return root
+
+
+@pytest.fixture(scope="module")
+def throwaway_site(tmp_path_factory) -> Path:
+    root = throwaway(tmp_path_factory.mktemp("throwaway"), {
+        ("lesson/01_limits.py", "big"): ["max: 65504", "rounds to one: True"],
+        ("lesson/01_limits.py", "big-as-small"): ["max: 65504", "rounds to one: True"],
+        ("lesson/02_speed.py", "big"): ["faster here: faster"],
+        ("lesson/02_speed.py", "big-as-small"): ["faster here: slower"],
+    })
+    result = mkdocs_build(root, root / "site")
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+    return root / "site"
+
+
+def test_output_alike_everywhere_is_shown_once_and_outputs_that_differ_in_tabs(throwaway_site):
+    page = (throwaway_site / "lesson" / "index.html").read_text(encoding="utf-8")
+
+    (tabs,) = output_tabs(page)  # only the snippet whose output differs has tabs
+    assert list(tabs) == ["Big CPU", "Big CPU limited"]
+    assert '<span class="hll">faster here: faster\n</span>' in tabs["Big CPU"]
+    assert "Same machine as the Big CPU tab, with one thing changed: LIMIT_ISA=SMALL." in tabs["Big CPU limited"]
+    assert "other load 3% before, 1% after" in tabs["Big CPU"]
+    (once,) = re.findall(r'<div class="recorded-once">(.*?)</ul></div>', page, re.S)
+    assert once.count("max: 65504") == 1 and '<span class="hll">max: 65504\n</span>' in once
+    assert "<strong>Big CPU</strong>: Recorded 2026-01-02 on Test CPU 9000" in once
+    assert "<strong>Big CPU limited</strong>" in once
+
+
+def test_the_machine_table_page_is_built_in_the_nav_with_linked_rows(throwaway_site):
+    page = (throwaway_site / "machines" / "index.html").read_text(encoding="utf-8")
+
+    assert re.search(r'<a href="../machines/" class="md-nav__link">\s*<span class="md-ellipsis">\s*'
+                     r'What changes with the machine',
+                     (throwaway_site / "lesson" / "index.html").read_text(encoding="utf-8"))
+    (table,) = re.findall(r"<table>.*?</table>", page, re.S)
+    assert "<caption>lesson: each verdict line, as each kind of machine printed it</caption>" in table
+    rows = re.findall(r'<tr class="([^"]+)">\s*<th scope="row"><code>([^<]+)</code>.*?href="([^"]+)"', table, re.S)
+    # MkDocs rewrote the links to the built pages; --strict checked their anchors.
+    assert rows == [("verdict-same", "rounds to one", "../lesson/#lesson-01-limits"),
+                    ("verdict-changes", "faster here", "../lesson/#lesson-02-speed")]
+    assert '<td class="verdict-value verdict-slower">slower</td>' in table
+
+
+def test_a_stale_required_recording_fails_the_build_and_the_table_says_stale(tmp_path):
+    root = throwaway(tmp_path / "project", {
+        ("lesson/01_limits.py", "big"): ["max: 65504", "rounds to one: True"],
+        ("lesson/01_limits.py", "big-as-small"): ["max: 65504", "rounds to one: True"],
+        ("lesson/02_speed.py", "big"): ["faster here: faster"],
+        ("lesson/02_speed.py", "big-as-small"): ["faster here: slower"],
+    })
+    (root / "snippets" / "lesson" / "02_speed.py").write_text('print("faster here: slower")\n', encoding="utf-8")
+
+    result = mkdocs_build(root, tmp_path / "site")
+
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Big CPU recording of lesson/02_speed.py is stale" in output
+    table = (tmp_path / "site" / "machines" / "index.html").read_text(encoding="utf-8")
+    assert table.count('<td class="verdict-stale">stale</td>') == 2
 
 
 def test_the_notebook_page_is_light_and_shows_every_recorded_output(built_site):

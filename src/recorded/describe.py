@@ -57,4 +57,34 @@ def provenance(rec: Recording, target: str | None = None) -> str:
         if m.get(lib):
             parts.append(f"{lib} {m[lib]}")
     parts.append(f"{rec.duration_s:.1f} s")
+    load = busy(rec)
+    if load:
+        parts.append(load)
     return " · ".join(parts)
+
+
+def busy(rec: Recording) -> str | None:
+    """How much of the CPUs' time other processes used around the run, as the recorder
+    measured it: "other load 3% before, 1% after". None when it was not measured (a snippet
+    that times nothing, an older recording) or the figure cannot be read."""
+    figure = getattr(rec, "busy", None)
+    if not isinstance(figure, dict):
+        return None
+    shown = []
+    for when in ("before", "after"):
+        value = figure.get(when)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+            shown.append(f"{round(value * 100)}% {when}")
+    return f"other load {', '.join(shown)}" if shown else None
+
+
+def emulation(target, known) -> str | None:
+    """For an emulated target (one that names its ``host`` target), what sets its runs apart
+    from the host's on the same machine: "ONEDNN_MAX_CPU_ISA=AVX2, ATEN_CPU_CAPABILITY=avx2".
+    None for a native target. ``host`` is read defensively: older target tables lack it."""
+    host = getattr(target, "host", None)
+    if not host or host not in known:
+        return None
+    theirs = dict(known.get(host).env)
+    changed = [f"{k}={v}" for k, v in target.env if theirs.get(k) != v]
+    return ", ".join(changed) or "nothing in its environment"

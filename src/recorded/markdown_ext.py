@@ -26,7 +26,7 @@ from pymdownx.blocks import BlocksExtension
 from pymdownx.blocks.block import Block
 from pymdownx.highlight import Highlight
 
-from . import blocks, claims, describe, inventory, lessons
+from . import blocks, claims, describe, machines, site_tables
 from .snippets import Snippet, SnippetError, load
 from .store import State, Store, record_command, this_python
 
@@ -135,17 +135,34 @@ class RecordedBlock(Block):
         count = self.tracker.setdefault("count", 0)
         self.tracker["count"] = count + 1
         code = self.highlight(snippet.display_source(), "python", title=snippet.name)
-        tabs = []
-        for target in store.targets:
-            state, rec, reason = store.state(snippet, target.name)
-            tabs.append((target.label, self.tab(spec, snippet, target, state, rec, reason, where)))
+        states = [(target, *store.state(snippet, target.name)) for target in store.targets]
+        fresh = {t.name: rec for t, state, rec, _ in states if state is State.FRESH}
+        broken = any(state in (State.FAILED, State.INVALID) for _, state, _, _ in states)
+        # Output that every machine printed alike is shown once; tabs are for differences.
+        if len(fresh) >= 2 and not broken and len({_printed(rec) for rec in fresh.values()}) == 1:
+            return code + self.once(spec, snippet, states, fresh, where)
+        tabs = [(target.label, self.tab(spec, snippet, target, state, rec, reason, where, fresh))
+                for target, state, rec, reason in states]
         return code + _tabbed(f"__recorded_{count}", tabs)
 
-    def tab(self, spec, snippet, target, state, rec, reason, where) -> str:
+    def notify(self, snippet, target, state, rec, reason, where) -> None:
+        """Warn (failing a strict build) about a target whose recording cannot be shown."""
+        label = target.label
+        must_be_fresh = target.required or self.config["strict"]
+        if state is State.MISSING and must_be_fresh:
+            log.warning(f"{where}: {snippet.name} has no {label} recording; run `{self.fix(snippet, target)}`.")
+        elif state is State.INVALID:
+            log.warning(f"{where}: {reason}")
+        elif state is State.STALE and must_be_fresh:
+            log.warning(f"{where}: the {label} recording of {snippet.name} is stale; run `{self.fix(snippet, target)}`.")
+        elif state is State.FAILED and must_be_fresh:
+            log.warning(f"{where}: the {label} recording of {snippet.name} failed ({rec.status}); see its stderr.")
+
+    def tab(self, spec, snippet, target, state, rec, reason, where, fresh) -> str:
         known = self.config["store"].targets
         cmd = html.escape(record_command(snippet.name, target.name))
         label = target.label
-        must_be_fresh = target.required or self.config["strict"]
+        self.notify(snippet, target, state, rec, reason, where)
         if state is State.NOT_APPLICABLE:
             on = [known.label(t) for t in snippet.targets(known)]
             return _admonition(
@@ -154,46 +171,101 @@ class RecordedBlock(Block):
                 f"so it is recorded on the {html.escape(' and '.join(on))} "
                 f"target{'s' * (len(on) != 1)} only.")
         if state is State.MISSING:
-            if must_be_fresh:
-                log.warning(f"{where}: {snippet.name} has no {label} recording; run `{self.fix(snippet, target)}`.")
             return _admonition(
                 "info", f"Not recorded yet on {label}",
                 f"No {html.escape(label)} recording of this snippet exists yet. On a machine that "
                 f"matches this target ({html.escape(target.description)}), "
                 f"record it with <code>{cmd}</code>.")
         if state is State.INVALID:
-            log.warning(f"{where}: {reason}")
             return _admonition("failure", f"Unreadable {label} recording", html.escape(reason))
         if state is State.STALE:
-            if must_be_fresh:
-                log.warning(f"{where}: the {label} recording of {snippet.name} is stale; run `{self.fix(snippet, target)}`.")
             return _admonition(
                 "warning", f"Stale {label} recording",
                 f"The snippet changed after it was recorded on {html.escape(describe.machine(rec.machine))}, "
                 f"so its old output is not shown. Re-record it with <code>{cmd}</code>.")
+        emulated = self.emulated(snippet, target, rec, fresh, where)
         if state is State.FAILED:
-            if must_be_fresh:
-                log.warning(f"{where}: the {label} recording of {snippet.name} failed ({rec.status}); see its stderr.")
             tail = "\n".join(rec.stderr[-15:]) or "(no error output)"
             return _admonition(
                 "failure", f"The last {label} run failed",
                 f"It ended with status <code>{html.escape(rec.status)}</code> "
                 f"(exit code {html.escape(str(rec.exit_code))}). The end of its error output:"
-            ) + self.highlight(tail, "text") + _provenance(rec, target)
-        # Fresh: the output, with the lines this page relies on highlighted.
+            ) + self.highlight(tail, "text") + emulated + _provenance(rec, target)
+        return self.output(rec, self.claimed(spec, snippet, target, rec, where)) + emulated + _provenance(rec, target)
+
+    def once(self, spec, snippet, states, fresh, where) -> str:
+        """One output for the targets that printed it alike, naming each machine, and a
+        plain list of the targets that have no fresh recording."""
+        known = self.config["store"].targets
+        lines: set[int] = set()
+        machines_, others = [], []
+        for target, state, rec, reason in states:
+            if state is State.FRESH:
+                lines |= set(self.claimed(spec, snippet, target, rec, where))
+                emulated = self.emulated(snippet, target, rec, fresh, where, tag="span")
+                machines_.append(f"<li><strong>{html.escape(target.label)}</strong>: "
+                                 f"{html.escape(describe.provenance(rec, target.description))}"
+                                 f"{' ' + emulated if emulated else ''}</li>")
+                continue
+            self.notify(snippet, target, state, rec, reason, where)
+            cmd = html.escape(record_command(snippet.name, target.name))
+            if state is State.NOT_APPLICABLE:
+                why = f"not applicable (this snippet needs {html.escape(', '.join(sorted(snippet.requires)))})"
+            elif state is State.MISSING:
+                why = (f"not recorded yet on this kind of machine ({html.escape(target.description)}); "
+                       f"record it with <code>{cmd}</code>")
+            elif state is State.STALE:
+                why = f"stale (the snippet changed since); re-record it with <code>{cmd}</code>"
+            else:  # failed or unreadable recordings are shown as tabs instead
+                why = html.escape(state.value)
+            others.append(f"<li><strong>{html.escape(target.label)}</strong>: {why}</li>")
+        first = next(iter(fresh.values()))
+        text = (self.output(first, sorted(lines))
+                + f'<p class="recorded-provenance">Printed alike on these {len(fresh)} kinds of machine:</p>'
+                f'<ul class="recorded-provenance recorded-machines">{"".join(machines_)}</ul>')
+        if others:
+            text += (f'<p class="recorded-provenance">Not shown here:</p>'
+                     f'<ul class="recorded-provenance recorded-others">{"".join(others)}</ul>')
+        return f'<div class="recorded-once">{text}</div>'
+
+    def claimed(self, spec, snippet, target, rec, where) -> list[int]:
+        """The 1-based lines of rec's output that the block claims for target; warns about
+        claims it does not print."""
         found, missing = [], []
         for group in spec.claims_for(target.name):
             matched = claims.match(list(group), rec.stdout)
             found += matched
             missing += [c for c, i in zip(group, matched) if i is None]
         if missing:
-            log.warning(f"{where}: the {label} recording of {snippet.name} does not print {missing!r}.")
-        hl = sorted({i + 1 for i in found if i is not None})
+            log.warning(f"{where}: the {target.label} recording of {snippet.name} does not print {missing!r}.")
+        return sorted({i + 1 for i in found if i is not None})
+
+    def output(self, rec, hl: list[int]) -> str:
+        """The recorded output with the lines this page relies on highlighted."""
         out = self.highlight("\n".join(rec.stdout) or "(printed nothing)", "text", hl_lines=hl)
         if rec.stderr:
             out += ("<details class=\"recorded-stderr\"><summary>It also wrote to stderr</summary>"
                     + self.highlight("\n".join(rec.stderr), "text") + "</details>")
-        return out + _provenance(rec, target)
+        return out
+
+    def emulated(self, snippet, target, rec, fresh, where, tag: str = "p") -> str:
+        """For an emulated target: the same machine as its host's tab, with one thing changed.
+        Checked against the host's fresh recording of this snippet, when there is one."""
+        known = self.config["store"].targets
+        change = describe.emulation(target, known)
+        if change is None:
+            return ""
+        host = known.get(target.host)
+        text = (f"Same machine as the {host.label} tab, with one thing changed: {change}. "
+                "That limits the instructions the libraries choose, not the machine's cores, caches or clock.")
+        theirs = fresh.get(host.name)
+        if theirs is not None and not machines.same_machine(rec.machine, theirs.machine):
+            differ = "; ".join(machines.differences(theirs.machine, rec.machine))
+            log.warning(f"{where}: the {target.label} recording of {snippet.name} was made on another machine "
+                        f"than the {host.label} one ({differ}); re-record both targets on one machine.")
+            text = (f"Meant to be the machine of the {host.label} tab with one thing changed ({change}), "
+                    f"but recorded on another machine: {differ}.")
+        return f'<{tag} class="recorded-emulated">{html.escape(text)}</{tag}>'
 
     def fix(self, snippet: Snippet, target) -> str:
         """The command for a contributor's terminal (pages show the plain `python` form)."""
@@ -210,6 +282,10 @@ class RecordedBlock(Block):
         return highlighter.highlight(
             src, language, hl_lines=hl_lines or None, title=title, code_block_count=count
         )
+
+
+def _printed(rec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return tuple(rec.stdout), tuple(rec.stderr)
 
 
 def _provenance(rec, target) -> str:
@@ -244,77 +320,6 @@ def _highlighter(md: Markdown) -> Highlight:
     return Highlight(md)
 
 
-class RecordingsBlock(Block):
-    """``/// recordings``: every snippet x target with its state, and the machines used.
-
-    Built as elements, not raw HTML, so MkDocs resolves and checks the links to pages.
-    """
-
-    NAME = "recordings"
-    ARGUMENT = False
-
-    def on_markdown(self) -> str:
-        return "raw"
-
-    def on_create(self, parent: etree.Element) -> etree.Element:
-        return etree.SubElement(parent, "div", {"class": "recordings-inventory"})
-
-    def on_end(self, block: etree.Element) -> None:
-        block.text = None
-        store: Store = self.config["store"]
-        items = inventory.entries(store, store.root / "docs")
-        for orphan in inventory.orphans(store):
-            log.warning(f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
-                        "(renamed or deleted?); delete it.")
-        etree.SubElement(block, "p", {"class": "recordings-totals"}).text = inventory.totals(items)
-        declared = lessons.load(store.root)
-        for lesson, rows in inventory.by_lesson(items, declared).items():
-            heading = etree.SubElement(block, "h2", {"id": f"lesson-{blocks.anchor(lesson or 'top-level')}"})
-            heading.text = lessons.title(declared, lesson)
-            self.table(block, rows)
-        etree.SubElement(block, "h2", {"id": "machines"}).text = "Machines"
-        for title, info in inventory.machines(items).items():
-            m = info["machine"]
-            etree.SubElement(block, "h3").text = title
-            facts = etree.SubElement(block, "ul")
-            for label, value in (
-                ("recorded", f"{info['count']} recordings, target {', '.join(store.targets.label(t) for t in store.targets.names if t in info['targets'])}"),
-                ("CPU", describe.cpu(m)),
-                ("CPU features that matter here", ", ".join(describe.telling_features(m)) or "none of those listed"),
-                ("GPU", describe.gpu(m) or "none visible"),
-                ("operating system", m.get("os")),
-                ("Python, torch, numpy", f"{m.get('python')}, {m.get('torch')}, {m.get('numpy')}"),
-            ):
-                item = etree.SubElement(facts, "li")
-                etree.SubElement(item, "strong").text = f"{label}: "
-                etree.SubElement(item, "span").text = str(value)
-
-    def table(self, parent: etree.Element, items: list[inventory.Entry]) -> None:
-        store: Store = self.config["store"]
-        table = etree.SubElement(parent, "table")
-        head = etree.SubElement(etree.SubElement(table, "thead"), "tr")
-        for title in ("snippet", "target", "state", "run time", "recorded", "machine"):
-            etree.SubElement(head, "th").text = title
-        body = etree.SubElement(table, "tbody")
-        for e in items:
-            row = etree.SubElement(body, "tr", {"class": f"state-{e.state.name.lower()}"})
-            cell = etree.SubElement(row, "td")
-            if e.page:
-                link = etree.SubElement(cell, "a", {"href": e.page})
-                etree.SubElement(link, "code").text = e.snippet.name
-            else:
-                etree.SubElement(cell, "code").text = e.snippet.name
-            rec = e.recording
-            values = (
-                store.targets.label(e.target), e.state.value,
-                f"{rec.duration_s:.1f} s" if rec else "",
-                rec.recorded_at[:10] if rec else "",
-                describe.machine(rec.machine) if rec else "",
-            )
-            for value in values:
-                etree.SubElement(row, "td").text = value
-
-
 class RecordedExtension(BlocksExtension):
     def __init__(self, **kwargs):
         self.config = {
@@ -336,7 +341,8 @@ class RecordedExtension(BlocksExtension):
             strict = strict.strip().lower() in ("1", "true", "yes", "on")
         store = Store(root)
         block_mgr.register(RecordedBlock, {"store": store, "strict": bool(strict), "page": page})
-        block_mgr.register(RecordingsBlock, {"store": store})
+        block_mgr.register(site_tables.RecordingsBlock, {"store": store})
+        block_mgr.register(site_tables.MachineTableBlock, {"store": store, "page": page})
 
 
 def makeExtension(**kwargs):  # noqa: N802 (the name Python-Markdown looks for)
