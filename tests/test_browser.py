@@ -478,7 +478,9 @@ def test_stale_and_missing_notices_are_shown_and_readable_in_both_palettes(page,
             assert_readable(f"{notice_title!r}", contrast_in_both_palettes(page, notice))
 
 
-@pytest.mark.parametrize("selector", [".recorded-provenance", ".recorded-outputs .hll"])
+# The claim bar, in tabs and in an output shown once for every machine.
+@pytest.mark.parametrize("selector", [".recorded-provenance", ":is(.recorded-outputs, .recorded-once) .hll"],
+                         ids=["provenance", "claimed-line"])
 def test_custom_styles_are_readable_in_both_palettes(page, base_url, selector):
     page.goto(base_url + "sixteen-bit/")
     element = page.locator(f"article {selector}").first

@@ -493,7 +493,8 @@ def test_output_alike_on_every_machine_is_shown_once_naming_each_machine(project
     snippet = project.snippet()
     project.record(snippet, "cpu", ["hello", "answer: 42", "done"])
     project.record(snippet, "cuda", ["hello", "answer: 42", "done"],
-                   machine={**OTHER_MACHINE, "gpu": {"name": "Test GPU", "capability": "9.0", "memory_gib": 80}})
+                   machine={**OTHER_MACHINE,
+                            "gpu": {"name": "Test GPU", "capability": "9.0", "memory_gib": 80}})
 
     html = project.render(page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n')))
 
@@ -616,7 +617,8 @@ def lesson_page(project: Project, text: str, name: str = "lesson.md") -> None:
 def table_rows(html: str) -> list[list[str]]:
     """The machine table's body, each row's cells as text (links and tags dropped)."""
     (body,) = re.findall(r"<tbody>(.*?)</tbody>", html, re.S)
-    return [[" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+    return [[" ".join(re.sub(r"<[^>]+>", " ", cell).split())
+             for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
             for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)]
 
 

@@ -180,7 +180,8 @@ def test_the_machine_table_page_is_built_in_the_nav_with_linked_rows(throwaway_s
                      (throwaway_site / "lesson" / "index.html").read_text(encoding="utf-8"))
     (table,) = re.findall(r"<table>.*?</table>", page, re.S)
     assert "<caption>lesson: each verdict line, as each kind of machine printed it</caption>" in table
-    rows = re.findall(r'<tr class="([^"]+)">\s*<th scope="row"><code>([^<]+)</code>.*?href="([^"]+)"', table, re.S)
+    rows = re.findall(r'<tr class="([^"]+)">\s*<th scope="row"><code>([^<]+)</code>.*?href="([^"]+)"',
+                      table, re.S)
     # MkDocs rewrote the links to the built pages; --strict checked their anchors.
     assert rows == [("verdict-same", "rounds to one", "../lesson/#lesson-01-limits"),
                     ("verdict-changes", "faster here", "../lesson/#lesson-02-speed")]
@@ -194,7 +195,8 @@ def test_a_stale_required_recording_fails_the_build_and_the_table_says_stale(tmp
         ("lesson/02_speed.py", "big"): ["faster here: faster"],
         ("lesson/02_speed.py", "big-as-small"): ["faster here: slower"],
     })
-    (root / "snippets" / "lesson" / "02_speed.py").write_text('print("faster here: slower")\n', encoding="utf-8")
+    edited = root / "snippets" / "lesson" / "02_speed.py"
+    edited.write_text('print("faster here: slower")\n', encoding="utf-8")
 
     result = mkdocs_build(root, tmp_path / "site")
 

@@ -154,7 +154,8 @@ class RecordedBlock(Block):
         elif state is State.INVALID:
             log.warning(f"{where}: {reason}")
         elif state is State.STALE and must_be_fresh:
-            log.warning(f"{where}: the {label} recording of {snippet.name} is stale; run `{self.fix(snippet, target)}`.")
+            log.warning(f"{where}: the {label} recording of {snippet.name} is stale; "
+                        f"run `{self.fix(snippet, target)}`.")
         elif state is State.FAILED and must_be_fresh:
             log.warning(f"{where}: the {label} recording of {snippet.name} failed ({rec.status}); see its stderr.")
 
@@ -191,7 +192,8 @@ class RecordedBlock(Block):
                 f"It ended with status <code>{html.escape(rec.status)}</code> "
                 f"(exit code {html.escape(str(rec.exit_code))}). The end of its error output:"
             ) + self.highlight(tail, "text") + emulated + _provenance(rec, target)
-        return self.output(rec, self.claimed(spec, snippet, target, rec, where)) + emulated + _provenance(rec, target)
+        shown = self.output(rec, self.claimed(spec, snippet, target, rec, where))
+        return shown + emulated + _provenance(rec, target)
 
     def once(self, spec, snippet, states, fresh, where) -> str:
         """One output for the targets that printed it alike, naming each machine, and a
@@ -210,7 +212,8 @@ class RecordedBlock(Block):
             self.notify(snippet, target, state, rec, reason, where)
             cmd = html.escape(record_command(snippet.name, target.name))
             if state is State.NOT_APPLICABLE:
-                why = f"not applicable (this snippet needs {html.escape(', '.join(sorted(snippet.requires)))})"
+                needs = html.escape(", ".join(sorted(snippet.requires)))
+                why = f"not applicable (this snippet needs {needs})"
             elif state is State.MISSING:
                 why = (f"not recorded yet on this kind of machine ({html.escape(target.description)}); "
                        f"record it with <code>{cmd}</code>")

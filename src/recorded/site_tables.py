@@ -115,8 +115,8 @@ class MachineTableBlock(Block):
             etree.SubElement(block, "p").text = "No snippet prints a verdict line yet."
         for lesson, rows in tables.items():
             title = lessons.title(declared, lesson)
-            heading = etree.SubElement(block, "h2", {"id": f"verdicts-{blocks.anchor(lesson or 'top-level')}"})
-            heading.text = title
+            anchor = f"verdicts-{blocks.anchor(lesson or 'top-level')}"
+            etree.SubElement(block, "h2", {"id": anchor}).text = title
             self.table(block, title, rows)
         etree.SubElement(block, "h2", {"id": "the-machines"}).text = "The machines"
         facts = etree.SubElement(block, "ul")
@@ -125,7 +125,7 @@ class MachineTableBlock(Block):
             item = etree.SubElement(facts, "li")
             etree.SubElement(item, "strong").text = f"{t.label}: "
             text = f"{t.description}. "
-            text += (f"Recorded on {'; '.join(seen)}." if seen else "Not recorded yet on this kind of machine.")
+            text += f"Recorded on {'; '.join(seen)}." if seen else "Not recorded yet on this kind of machine."
             change = describe.emulation(t, store.targets)
             if change:
                 text += (f" The same machine as {store.targets.label(t.host)}, "
@@ -136,7 +136,8 @@ class MachineTableBlock(Block):
         store: Store = self.config["store"]
         here = posixpath.dirname(self.config["page"].name)
         table = etree.SubElement(parent, "table")
-        etree.SubElement(table, "caption").text = f"{title}: each verdict line, as each kind of machine printed it"
+        caption = f"{title}: each verdict line, as each kind of machine printed it"
+        etree.SubElement(table, "caption").text = caption
         head = etree.SubElement(etree.SubElement(table, "thead"), "tr")
         columns = ["Printed line, and where it is explained", *(t.label for t in store.targets),
                    "Changes with the machine"]

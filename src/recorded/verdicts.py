@@ -80,7 +80,8 @@ def page_blocks(docs_dir: Path) -> list[PageBlock]:
                 if text.strip() and set(text.strip()) == {"/"}:
                     break
                 body.append(text)
-            found.append(PageBlock(path.relative_to(docs_dir).as_posix(), line, snippet, "\n".join(body), where))
+            page = path.relative_to(docs_dir).as_posix()
+            found.append(PageBlock(page, line, snippet, "\n".join(body), where))
     return found
 
 
@@ -90,7 +91,8 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
     for number, line in enumerate(lines, 1):
         m = blocks._FENCE.match(line)
         if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
+            closes = m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+            if closes and not line[m.end():].strip():
                 fence = None
         elif m:
             fence = m.group(1)
