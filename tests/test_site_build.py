@@ -254,8 +254,10 @@ def name_a_missing_snippet(root: Path, page: str, line: int, snippet: str) -> li
     return [f"{page}:{line}:", "making_it_fast/99_no_such_snippet.py", "no such snippet"]
 
 
-def corrupt_the_cpu_recording(root: Path, page: str, line: int, snippet: str) -> list[str]:
-    path = Store(root).path(snippet, "cpu")
+def corrupt_a_recording(root: Path, page: str, line: int, snippet: str) -> list[str]:
+    store = Store(root)
+    path = store.path(snippet, store.targets.names[0])  # the first tab's, whatever the targets are called
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("{not json\n", encoding="utf-8")
     return [f"{page}:{line}:", path.relative_to(root).as_posix(), "not a readable JSON recording"]
 
@@ -271,7 +273,7 @@ def replace_line(path: Path, line: int, text: str) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("breakage", [name_a_missing_snippet, corrupt_the_cpu_recording, break_the_yaml],
+@pytest.mark.parametrize("breakage", [name_a_missing_snippet, corrupt_a_recording, break_the_yaml],
                          ids=lambda f: f.__name__)
 def test_broken_project_fails_the_strict_build_with_a_clear_message(tmp_path, breakage):
     root = copy_site(ROOT, tmp_path / "project")
