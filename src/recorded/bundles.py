@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from . import describe
+from . import describe, kinds, machines
 from .snippets import SnippetError, load
 from .store import RECORDING_FIELDS, Recording, RecordingError, Store, write_atomically
 
@@ -217,6 +217,9 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
                 why = (f"a {rec.target} recording whose machine did not prove the target: its check "
                        f"printed {claimed.get('check')!r}, and {rec.target} needs "
                        f"{target.check.prints!r} ({target.check.code})")
+            elif unmet := machines.unmet(target.requires, rec.machine):
+                why = (f"its machine is not a {rec.target} machine ({'; '.join(unmet)}; {rec.target} "
+                       f"requires {target.requires}): {machines.words(rec.machine)}")
             elif key in seen:
                 why = "recorded twice in this bundle"
             elif rec.sha256 != snippet.sha256() and not allow_stale:
@@ -227,7 +230,47 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
         outcomes.append(Outcome(rec, "refused" if why else "not imported", why))
         if why:
             problems.append(why)
+    if not problems:
+        problems += _one_machine(store, bundle, outcomes)
     return outcomes, problems
+
+
+def whole_tabs(store: Store, bundle: Bundle) -> set[str]:
+    """The tabs (host targets) whose every applicable snippet this bundle holds, all ok: such
+    a bundle may replace the machine of that tab, as ``--replace-machine`` does."""
+    from .snippets import discover
+
+    held = {(r.snippet, r.target) for r in bundle.recordings if r.ok}
+    whole = set()
+    for group in {store.targets.get(r.target).machine_of for r in bundle.recordings}:
+        needed = {(s.name, t) for t in store.targets.sharing(group) for s in discover(store.snippets_dir)
+                  if s.runs_on(store.targets.get(t))}
+        if needed <= held:
+            whole.add(group)
+    return whole
+
+
+def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> list[str]:
+    """One tab, one machine: the bundle's recordings of a tab share one machine, and it is the
+    machine already recorded there, unless the bundle re-records that whole tab."""
+    problems, whole = [], whole_tabs(store, bundle)
+    firsts: dict[str, Recording] = {}
+    for o in outcomes:
+        rec = o.recording
+        group = store.targets.get(rec.target).machine_of
+        first = firsts.setdefault(group, rec)
+        here = None if group in whole else kinds.recorded_machine(store, rec.target)
+        other = first.machine if not machines.same_machine(first.machine, rec.machine) else (
+            here[1] if here and not machines.same_machine(here[1], rec.machine) else None)
+        if other is not None:
+            where = "this bundle" if other is first.machine else store._shown(here[0])
+            o.action, o.why = "refused", (
+                f"{bundle.path}: {rec.snippet} on {rec.target} comes from {machines.words(rec.machine)}, "
+                f"but {where} has {', '.join(store.targets.sharing(rec.target))} from "
+                f"{machines.words(other)}: one tab shows one machine. Re-record the whole tab on one "
+                f"machine (--target {rec.target} --replace-machine --bundle FILE)")
+            problems.append(o.why)
+    return problems
 
 
 def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report:
@@ -242,7 +285,7 @@ def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report
         return Report(bundle.path, bundle, outcomes,
                       error=f"{path}: refused, nothing imported: {n} recording{'s' * (n != 1)} "
                             "cannot be imported (below).")
-    outcomes = []
+    outcomes, whole = [], whole_tabs(store, bundle)
     for rec in bundle.recordings:
         target_path = store.path(rec.snippet, rec.target)
         text = rec.to_json()
@@ -276,6 +319,11 @@ def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report
         if here:
             notes.append(f"replaces the recording from {here.recorded_at}")
         outcomes.append(Outcome(rec, "imported", "; ".join(notes)))
+    for group in whole:  # the bundle re-recorded this tab: the other machine's leftovers go
+        made = next(r.machine for r in bundle.recordings if store.targets.get(r.target).machine_of == group)
+        for path, rec in kinds.recordings(store, store.targets.sharing(group)):
+            if not machines.same_machine(rec.machine, made):
+                path.unlink()
     return Report(bundle.path, bundle, outcomes)
 
 

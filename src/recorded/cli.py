@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import describe, lessons, provenance, runner
+from . import describe, kinds, lessons, provenance, runner
 from .bundles import BundleError, import_bundles, write_bundle
 from .listing import check, in_shard, shard_filter, show_list
 from .record import Item, plan, record, to_run
@@ -104,6 +104,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "default when recording); 'auto': the first of [tool.record-runs] auto "
                         "that this machine can run (the default with --compare)")
     p.add_argument("--force", action="store_true", help="re-record even fresh recordings")
+    p.add_argument("--replace-machine", action="store_true",
+                   help="with --target: re-record every snippet of its tab here; another machine's go if all succeed")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="per-snippet limit (default: the snippet's own, else 300)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
@@ -119,6 +121,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--compare", action="store_true",
                       help="run the snippets here without touching recordings/ and print this "
                            "machine's verdict and timing lines beside the published ones")
+    mode.add_argument("--adopt", nargs=2, metavar=("FROM", "TO"),
+                      help="move recordings/FROM/ to target TO, each only if its machine fits TO")
     mode.add_argument("--import", dest="import_", nargs="+", metavar="FILE",
                       help="merge bundles (from --bundle) into recordings/, each all or nothing")
     p.add_argument("--strict", action="store_true",
@@ -142,6 +146,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--allow-stale goes with --import")
     if args.import_ and args.snippets:
         p.error("--import takes bundle files only; the snippets they hold are imported")
+    if args.replace_machine and (args.target in (None, "all", "auto") or args.snippets):
+        p.error("--replace-machine takes --target NAME and no snippets: it re-records every snippet")
     if args.import_ and args.shard:
         p.error("--shard goes with recording, --compare, --check or --list, not with --import")
     return args
@@ -180,6 +186,8 @@ def cannot(store: Store, name: str, why: Exception, done: str = "recorded") -> U
 
 def runnable(store: Store, name: str) -> str | None:
     """Why this machine cannot run the target, or None. Starts Python only for a check."""
+    if kinds.unmet_here(store.targets, store.targets.get(name)):
+        return kinds.why_not_here(store.targets, store.targets.get(name))
     try:
         runner.check(store.targets.get(name))
     except TargetCheckFailed as exc:
@@ -189,7 +197,8 @@ def runnable(store: Store, name: str) -> str | None:
 
 def auto_candidates(store: Store) -> list[str]:
     """The auto targets this machine may run, by a cheap look (no Python started)."""
-    found = [n for n in store.targets.auto if store.targets.get(n).detected()]
+    found = [n for n in store.targets.auto
+             if store.targets.get(n).detected() and not kinds.unmet_here(store.targets, store.targets.get(n))]
     if not found:
         raise UsageError(f"--target auto: none of the targets {list(store.targets.auto)} "
                          "([tool.record-runs] auto) can run on this machine; name one with --target.")
@@ -215,6 +224,8 @@ def do_record(args, store: Store, published: Store, snippets: list[Snippet], mad
     named = named_targets(store, args.target)
     requested = args.target or "all"
     names = named or (auto_candidates(store) if requested == "auto" else list(store.targets.names))
+    if args.replace_machine:  # one run per tab: the host and its emulations together
+        names = list(dict.fromkeys(store.targets.get(n).machine_of for n in names))
 
     def items_for(t: str) -> list[Item]:
         items = plan(store, snippets, (t,))
@@ -227,14 +238,15 @@ def do_record(args, store: Store, published: Store, snippets: list[Snippet], mad
         skipped = [i for i in items if i.state is State.NOT_APPLICABLE]
         if args.shard:
             shard_filter(published, snippets, name, args.shard)  # says which snippets it takes
-        if not work:
+        if not work and not args.replace_machine:
             print(f"nothing to record on {name}: {len(items) - len(skipped)} fresh"
                   + (f", {len(skipped)} not applicable" if skipped else "")
                   + (f" in {args.out}" if args.out else ""), file=sys.stderr)
             if requested == "auto":
                 break
             continue
-        if problem := runnable(store, name):
+        if problem := next(filter(None, (runnable(store, n) for n in (
+                store.targets.sharing(name) if args.replace_machine else [name]))), None):
             if named:  # asked for by name: say so, and record nothing more
                 raise cannot(store, name, problem)
             print(f"skipped {name}: this machine cannot run it ({problem}); its {len(work)} missing "
@@ -246,8 +258,21 @@ def do_record(args, store: Store, published: Store, snippets: list[Snippet], mad
             if written:
                 made.append(rec)
 
-        _, failed = record(store, work, timeout=args.timeout, fail_fast=args.fail_fast, on_run=keep,
-                           refuse_busy=args.refuse_busy)
+        def run(into: Store, work: list[Item], admit) -> tuple[list[Recording], list[Item]]:
+            return record(into, work, timeout=args.timeout, fail_fast=args.fail_fast, admit=admit,
+                          on_run=None if args.replace_machine else keep, refuse_busy=args.refuse_busy)
+
+        try:
+            if args.replace_machine:
+                made.extend(kinds.replace_machine(store, snippets, name, run))
+                failed = []
+            else:
+                _, failed = run(store, work, lambda target, info: kinds.admit(store, target, info))
+        except kinds.MachineRefused as exc:
+            if named:
+                raise
+            print(f"skipped {name}: {exc}", file=sys.stderr)
+            continue
         attempted += 1
         failed_runs += len(failed)
         print(f"recorded {len(made) - before} of {len(work)} on {name}"
@@ -344,6 +369,9 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                     hint = " (--import takes bundle files only, not snippets)" if name.endswith(".py") else ""
                     raise UsageError(f"--import {name}: no such file{hint}. Nothing was imported.")
             return import_bundles(store, args.import_, args.allow_stale, sys.stdout)
+        if args.adopt:
+            print("\n".join(kinds.adopt(store, *args.adopt, [n.removeprefix("snippets/") for n in args.snippets])))
+            return 0
         snippets = select(store, args.snippets)
         if args.check or args.list:
             named = named_targets(store, args.target)
@@ -352,12 +380,14 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                 items = in_shard(items, published, snippets, args.shard)
             if args.list:
                 show_list(items, lessons.load(store.root))
+                print(kinds.this_machine(store.targets), file=sys.stderr)  # the table stays a table
                 return 0
             return check(items, args.strict, store, this_python(store.root))
         if args.compare:
             return do_compare(args, published, snippets, made)
         return do_record(args, store, published, snippets, made)
-    except (SnippetError, UsageError, BundleError, TargetError, RecordingError, lessons.LessonError) as exc:
+    except (SnippetError, UsageError, BundleError, TargetError, RecordingError, lessons.LessonError,
+            kinds.MachineRefused) as exc:
         print(f"record_runs.py: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

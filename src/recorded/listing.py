@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 
+from . import kinds
 from .lessons import Lesson, lesson_of, title
 from .record import TO_RECORD, Item, plan, shard, shard_weights
 from .snippets import Snippet
@@ -72,7 +73,13 @@ def check(items, strict: bool, store: Store, python: str = "python") -> int:
         mark = "error" if i in required else "note "
         print(f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
               f"      fix: {record_command(i.snippet.name, i.target, python)}")
+    # One tab, one machine: a recording that does not prove its target fails as an error.
+    wrong = kinds.audit(store)
+    for problem in wrong:
+        print(f"error {problem}\n      fix: re-record that tab with --target NAME --replace-machine, "
+              "or move recordings with --adopt FROM TO")
     fresh = sum(i.state is State.FRESH for i in items)
     print(f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
           f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable")
-    return 1 if required else 0
+    print(kinds.this_machine(store.targets), file=sys.stderr)
+    return 1 if required or wrong else 0

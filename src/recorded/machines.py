@@ -35,3 +35,34 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     """What tells two machines apart, as ``key: a != b`` lines (empty when the same)."""
     ia, ib = identity(a), identity(b)
     return [f"{key}: {ia[key]!r} != {ib[key]!r}" for key in ia if ia[key] != ib[key]]
+
+
+#: What every recording looked for before recordings said so (``cpu.looked_for``).
+_LOOKED_FOR_BEFORE = (
+    "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
+    "amx_int8", "asimd", "asimdhp", "bf16", "sve",
+)
+
+
+def unmet(requires, machine: dict[str, Any]) -> list[str]:
+    """Why a ``machine`` block is not the hardware ``requires`` (a targets.Requirement)
+    says, from what the block itself stores; empty when it is."""
+    cpu = machine.get("cpu") or {}
+    present = set(cpu.get("features") or [])
+    looked = set(cpu.get("looked_for") or _LOOKED_FOR_BEFORE)
+    why = [f"CPU flag {f} missing" for f in requires.flags if f not in present]
+    for flag in requires.absent:
+        if flag in present:
+            why.append(f"CPU flag {flag} present")
+        elif flag not in looked:
+            why.append(f"CPU flag {flag} never looked for, so its absence is not proven")
+    if requires.gpu and not machine.get("gpu"):
+        why.append("no GPU")
+    return why
+
+
+def words(machine: dict[str, Any]) -> str:
+    """One machine's identity in a line, for messages: model, cores, flags, torch, GPU."""
+    i = identity(machine)
+    return (f"{i['cpu']} ({i['cores']} cores, flags {', '.join(i['flags']) or 'none'}, torch {i['torch']}"
+            + (f", GPU {i['gpu']})" if i["gpu"] else ")"))

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import targets
+
 # CPU features that decide whether 16-bit arithmetic is fast on a CPU.
 FEATURES = (
     "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
@@ -54,7 +56,9 @@ def _run(cmd: list[str], **kw) -> str | None:
         return None
 
 
-def cpu() -> dict:
+def cpu(extra: tuple[str, ...] = ()) -> dict:
+    """The CPU, and which of FEATURES and of ``extra`` (the flags the targets' requirements
+    name) it has: ``looked_for`` lists them all, so a recording proves a flag's absence."""
     model, flags = None, set()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -68,12 +72,14 @@ def cpu() -> dict:
         pass
     if model is None and sys.platform == "darwin":
         model = (_run(["sysctl", "-n", "machdep.cpu.brand_string"]) or "").strip() or None
+    looked = list(FEATURES) + sorted(set(extra) - set(FEATURES))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
         "model": model or platform.processor() or platform.machine(),
         "arch": platform.machine(),
         "cores": cores,
-        "features": [f for f in FEATURES if f in flags],
+        "features": [f for f in looked if f in flags],
+        "looked_for": looked,
     }
 
 
@@ -121,9 +127,13 @@ def git(root: Path) -> dict:
 
 def machine(root: Path, env: dict[str, str], python: str = sys.executable) -> dict:
     info = probe(env, python)
+    try:
+        flags = targets.load(root).flags
+    except targets.TargetError:
+        flags = ()
     return {
         "os": platform.platform(),
-        "cpu": cpu(),
+        "cpu": cpu(flags),
         "gpu": info["gpu"],
         "python": info["python"],
         "torch": info["torch"],

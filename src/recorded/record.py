@@ -70,6 +70,7 @@ def record(
     on_run: Callable[[Recording, bool], None] | None = None,
     refuse_busy: bool = False,
     other_load: Callable[[], tuple[float, str] | None] | None = None,
+    admit: Callable[[str, dict], None] | None = None,
 ) -> tuple[list[Recording], list[Item]]:
     """Run the items in order. Returns the recordings made and the items that failed.
 
@@ -82,7 +83,8 @@ def record(
     import time), so a redirected stderr receives it. ``on_run(recording, written)`` is
     called after every run, also for a failed run that was not written because a good
     recording is kept, and before the next run starts (so a caller keeps what finished
-    before a Ctrl-C).
+    before a Ctrl-C). ``admit(target, machine)`` may refuse a target's machine, by raising,
+    before its first run: one tab, one machine (see kinds.py).
     """
     if out is None:
         out = sys.stderr
@@ -101,6 +103,8 @@ def record(
                 info = provenance.machine(store.root, env, python)
             info["target"] = {"name": t.name, "description": t.description,
                               "env": dict(t.env), "check": printed}
+            if admit:
+                admit(target, info)  # raises before anything is recorded on target
             machines[target] = info
         return machines[target]
 
