@@ -252,28 +252,49 @@ def test_record_runs_on_dispatch_and_on_pushes_to_main_that_touch_recorded_code(
     assert {"snippets/**", "src/recorded/**", "scripts/record_runs.py"} <= set(push["paths"])
 
 
-def test_record_matrix_has_a_cpu_and_a_self_hosted_gpu_runner():
+def test_record_matrix_has_the_hosted_avx2_runner_and_a_self_hosted_gpu_runner():
     job = jobs("record.yml")["record"]
     include = job["strategy"]["matrix"]["include"]
     by_target = {entry["target"]: entry["runner"] for entry in include}
-    assert set(by_target) == {"cpu", "cuda"}
-    assert by_target["cpu"] in ("ubuntu-latest", ["ubuntu-latest"])
     assert by_target["cuda"] == GPU_LABELS
     assert job["runs-on"] == "${{ matrix.runner }}"
     assert job["strategy"]["fail-fast"] is False, "a CPU failure must not cancel the GPU run"
 
 
-def test_record_matrix_records_every_declared_target_once_on_a_runner_that_has_its_hardware():
+def test_record_matrix_is_the_targets_runs_on_data():
+    """One job per set of runner labels in pyproject.toml's targets, recording exactly the
+    targets that name those labels: edit one without the other and this fails."""
     from recorded.targets import load
 
     known = load(ROOT)
     include = jobs("record.yml")["record"]["strategy"]["matrix"]["include"]
-    recorded = [t for entry in include for t in entry["targets"].split(",")]
-    assert sorted(recorded) == sorted(known.names), "each target in pyproject.toml records on exactly one runner"
+    want: dict[tuple[str, ...], list[str]] = {}
+    for t in known:
+        assert t.runs_on, f"target {t.name} names no runner labels (runs-on) in pyproject.toml"
+        want.setdefault(t.runs_on, []).append(t.name)
+    got = {tuple([e["runner"]] if isinstance(e["runner"], str) else e["runner"]): e["targets"].split(",")
+           for e in include}
+    assert got == want, "record.yml's matrix disagrees with the targets' runs-on in pyproject.toml"
     for entry in include:
-        on_gpu = entry["runner"] == GPU_LABELS
-        for name in entry["targets"].split(","):
-            assert known.get(name).needs_gpu == on_gpu, f"{name} records on the wrong runner"
+        assert entry["target"] == entry["targets"].split(",")[0], "the job (and its bundle) is named by its first target"
+        assert entry["hosted"] is ("self-hosted" not in entry["runner"])
+
+
+def test_the_hosted_ubuntu_job_records_only_what_an_avx2_only_machine_is():
+    """GitHub's hosted runners expose AVX2 without AVX-512 (actions/runner-images#3389):
+    only kinds that such a machine is may record there."""
+    from recorded import machines
+    from recorded.targets import load
+
+    known = load(ROOT)
+    avx2_only = {"cpu": {"features": ["avx2", "fma"], "looked_for": list(known.flags) + ["fma"]}, "gpu": None}
+    (hosted,) = [e for e in jobs("record.yml")["record"]["strategy"]["matrix"]["include"] if e["hosted"]]
+    assert hosted["runner"] in ("ubuntu-latest", ["ubuntu-latest"])
+    assert hosted["targets"] == "cpu-avx2"
+    for name in hosted["targets"].split(","):
+        assert machines.unmet(known.get(name).requires, avx2_only) == [], name
+    others = [t.name for t in known if not machines.unmet(t.requires, avx2_only)]
+    assert others == ["cpu-avx2"], "every kind an AVX2-only machine is records on the hosted runner"
 
 
 def test_record_gpu_runner_is_documented_at_the_top():
