@@ -541,8 +541,8 @@ def test_shard_says_when_no_duration_is_known(tmp_path, capsys):
     assert main(tmp_path, "--list", "--target", "cuda", "--shard", "2/2") == 0
 
     assert capsys.readouterr().err.startswith(
-        "shard 2/2 on cuda takes 1 of 3 snippets (no durations recorded on cuda yet, so each counts as 1 s):\n"
-        "  lesson/b.py (no duration yet)\nthis machine is: cpu; not: cuda")
+        "shard 2/2 on cuda takes 1 of 3 snippets (no durations recorded on cuda yet, so each counts "
+        "as 1 s):\n  lesson/b.py (no duration yet)\nthis machine is: cpu; not: cuda")
 
 
 def test_shard_records_only_its_own_snippets_and_says_which(sharded, runs, capsys):

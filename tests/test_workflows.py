@@ -276,7 +276,7 @@ def test_record_matrix_is_the_targets_runs_on_data():
            for e in include}
     assert got == want, "record.yml's matrix disagrees with the targets' runs-on in pyproject.toml"
     for entry in include:
-        assert entry["target"] == entry["targets"].split(",")[0], "the job (and its bundle) is named by its first target"
+        assert entry["target"] == entry["targets"].split(",")[0], "a job takes its first target's name"
         assert entry["hosted"] is ("self-hosted" not in entry["runner"])
 
 

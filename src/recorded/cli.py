@@ -105,7 +105,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "that this machine can run (the default with --compare)")
     p.add_argument("--force", action="store_true", help="re-record even fresh recordings")
     p.add_argument("--replace-machine", action="store_true",
-                   help="with --target: re-record every snippet of its tab here; another machine's go if all succeed")
+                   help="with --target: re-record its whole tab here, replacing another machine's")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="per-snippet limit (default: the snippet's own, else 300)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                     raise UsageError(f"--import {name}: no such file{hint}. Nothing was imported.")
             return import_bundles(store, args.import_, args.allow_stale, sys.stdout)
         if args.adopt:
-            print("\n".join(kinds.adopt(store, *args.adopt, [n.removeprefix("snippets/") for n in args.snippets])))
+            print("\n".join(kinds.adopt(store, *args.adopt, args.snippets)))
             return 0
         snippets = select(store, args.snippets)
         if args.check or args.list:

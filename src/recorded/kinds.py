@@ -118,7 +118,7 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
         except (ValueError, RecordingError) as exc:
             lines.append(f"kept       {shown}: unreadable ({exc})")
             continue
-        if names and rec.snippet not in names:
+        if names and rec.snippet not in [n.removeprefix("snippets/") for n in names]:
             continue
         ran = rec.machine.get("target") or {}
         why = machines.unmet(t.requires, rec.machine)
@@ -152,7 +152,8 @@ def replace_machine(store: Store, snippets: list, target: str, run) -> list[Reco
     """Re-record every snippet of ``target``'s tab (its host and the host's emulations) on
     this machine into a scratch folder; only if every run succeeds, write them all and drop
     what is left of the other machine's recordings there. ``run(scratch, items)`` records
-    the items, refusing a machine that is not the kind with ``admit``, and returns (made, failed). MachineRefused when a run failed: nothing changes."""
+    the items, refusing a machine that is not the kind with ``admit``, and returns (made,
+    failed). MachineRefused when a run failed: nothing changes."""
     import tempfile
 
     from .record import plan, to_run  # record imports store only; no cycle

@@ -1,0 +1,382 @@
+"""Kinds of machine: every target names the hardware it is, every recording proves it from
+what it stores, and one tab shows one machine.
+
+Most tests build a throwaway project with three kinds (a CPU with AMX, that machine with an
+emulated limit, a CPU with AVX2 only) and pretend to be a machine by its CPU flags
+(``machine_is``); the first two check the repository's own recordings.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from fakes import FAKE_MACHINE, fake_cpu
+
+from recorded import cli, kinds, machines, provenance, targets
+from recorded.bundles import bundle_json
+from recorded.store import Recording, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+KINDS = """
+[tool.record-runs]
+auto = ["amx", "small"]
+
+[tool.record-runs.targets.amx]
+label = "CPU with AMX"
+provides = ["cpu"]
+description = "a CPU with AMX"
+env = { CUDA_VISIBLE_DEVICES = "" }
+requires = { flags = ["amx_bf16"] }
+runs-on = ["self-hosted", "amx"]
+
+[tool.record-runs.targets.amx-limited]
+label = "Same CPU, limited (emulated)"
+provides = ["cpu"]
+description = "the CPU with AMX with a made-up limit"
+env = { CUDA_VISIBLE_DEVICES = "", MADE_UP_LIMIT = "1" }
+emulated = true
+host = "amx"
+check = { code = "import os; print(os.environ['MADE_UP_LIMIT'])", prints = "1" }
+
+[tool.record-runs.targets.small]
+label = "CPU with AVX2 only"
+provides = ["cpu"]
+description = "a CPU with AVX2 and no AVX-512"
+env = { CUDA_VISIBLE_DEVICES = "" }
+requires = { flags = ["avx2"], absent = ["avx512f"] }
+runs-on = "ubuntu-latest"
+"""
+XEON = ["avx2", "avx512f", "avx512_bf16", "amx_bf16"]
+EPYC = ["avx2", "avx512f", "avx512_bf16"]
+AVX2 = ["avx2"]
+
+pytestmark = pytest.mark.usefixtures("fake_machine")
+
+
+def make(root: Path, config: str = KINDS) -> Path:
+    (root / "pyproject.toml").write_text(textwrap.dedent(config), encoding="utf-8")
+    for name in ("lesson/01_a.py", "lesson/02_b.py"):
+        path = root / "snippets" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'print("{name}")\n', encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def machine_is(monkeypatch):
+    """Pretend this machine has these CPU flags (and this model), for the live look at
+    /proc/cpuinfo and for the machine block a recording stores."""
+    def pretend(flags, model="Test CPU"):
+        monkeypatch.setattr(provenance, "cpu", lambda extra=(): fake_cpu(flags, model))
+        monkeypatch.setitem(FAKE_MACHINE, "cpu", fake_cpu(flags, model))
+    return pretend
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    base = root / "recordings"
+    return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*.json"))}
+
+
+def machine_of(root: Path, path: str) -> dict:
+    return json.loads((root / "recordings" / path).read_text())["machine"]
+
+
+# -- the repository's own recordings -------------------------------------------------------
+
+
+def test_every_committed_recording_proves_its_target_and_each_tab_is_one_machine():
+    """Fails naming the file, the target and the values, or the tab and both machines."""
+    problems = kinds.audit(Store(ROOT))
+    assert problems == [], "\n".join(problems)
+
+
+def test_every_folder_under_recordings_is_a_declared_target():
+    known = targets.load(ROOT)
+    folders = sorted(p.name for p in (ROOT / "recordings").iterdir() if p.is_dir())
+    strays = [f for f in folders if f not in known]
+    assert strays == [], (f"recordings/{strays[0]}/ is no target {list(known.names)}: move what fits with "
+                          f"record_runs.py --adopt {strays[0]} TARGET, and git rm the rest")
+
+
+def test_the_repository_declares_the_five_kinds_and_the_emulated_one_limits_three_libraries():
+    known = targets.load(ROOT)
+
+    assert known.names == ("cpu-amx", "cpu-amx-as-avx2", "cpu-avx512bf16", "cpu-avx2", "cuda")
+    assert known.get("cpu-amx").requires == targets.Requirement(("amx_bf16",))
+    assert known.get("cpu-avx512bf16").requires == targets.Requirement(("avx512_bf16",), ("amx_bf16",))
+    assert known.get("cpu-avx2").requires == targets.Requirement(("avx2",), ("avx512f",))
+    assert known.get("cuda").requires.gpu
+    emulated = known.get("cpu-amx-as-avx2")
+    assert emulated.host == "cpu-amx" and emulated.requires == known.get("cpu-amx").requires
+    assert not known.get("cpu-avx512bf16").emulated and not known.get("cpu-avx2").emulated
+    env = dict(emulated.env)
+    assert (env["ONEDNN_MAX_CPU_ISA"], env["ATEN_CPU_CAPABILITY"], env["MKL_ENABLE_INSTRUCTIONS"]) == (
+        "AVX2", "avx2", "AVX2")
+    assert emulated.check.prints == "ATen AVX2, oneDNN bf16 False, MKL AVX2"
+    assert known.sharing("cpu-amx") == ("cpu-amx", "cpu-amx-as-avx2")
+    assert set(known.flags) == {"amx_bf16", "avx2", "avx512_bf16", "avx512f"}
+
+
+# -- the configuration: bad input is refused, naming file, target and values ---------------
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c.replace('flags = ["amx_bf16"]', 'flags = ["amx_bf61"]'),
+     "[tool.record-runs.targets.amx] requires.flags: unknown CPU flag(s) 'amx_bf61' "
+     "(did you mean 'amx_bf16'?)"),
+    (lambda c: c.replace('absent = ["avx512f"]', 'absent = ["avx512"]'),
+     "[tool.record-runs.targets.small] requires.absent: unknown CPU flag(s) 'avx512'"),
+    (lambda c: c.replace('absent = ["avx512f"]', 'absent = ["avx2"]'),
+     "[tool.record-runs.targets.small] requires: ['avx2'] both present (flags) and absent"),
+    (lambda c: c.replace('host = "amx"\n', ""),
+     "[tool.record-runs.targets.amx-limited] is emulated but names no host"),
+    (lambda c: c.replace('host = "amx"', 'host = "amd"'),
+     "[tool.record-runs.targets.amx-limited] host 'amd' is not a target; the targets are"),
+    (lambda c: c.replace('host = "amx"', 'host = "amx"\nrequires = { flags = ["avx512_bf16"] }'),
+     "host 'amx' requires amx_bf16 present and provides ['cpu'], but amx-limited claims to require "
+     "avx512_bf16 present"),
+    (lambda c: c.replace("emulated = true\n", ""),
+     "[tool.record-runs.targets.amx-limited] names host 'amx' but is not emulated"),
+    (lambda c: "\n".join(line for line in c.splitlines() if not line.startswith("check =")),
+     "[tool.record-runs.targets.amx-limited] is emulated and has no check"),
+    (lambda c: c.replace('runs-on = "ubuntu-latest"', "runs-on = 3"),
+     "[tool.record-runs.targets.small] runs-on must be a runner label or a list of them, got 3"),
+], ids=["typo-flag", "unknown-absent-flag", "present-and-absent", "emulated-without-host", "unknown-host",
+        "host-is-other-hardware", "host-without-emulated", "emulated-without-check", "bad-runs-on"])
+def test_a_bad_requirement_or_host_is_refused_and_nothing_runs(tmp_path, capsys, runs, change, message):
+    make(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(change(textwrap.dedent(KINDS)), encoding="utf-8")
+
+    with pytest.raises(targets.TargetError) as raised:
+        targets.load(tmp_path)
+    assert cli.main(["--force"], root=tmp_path) == 2
+
+    assert message in str(raised.value) and str(raised.value).startswith("pyproject.toml")
+    assert message in capsys.readouterr().err
+    assert runs == [] and not (tmp_path / "recordings").exists()
+
+
+def test_the_known_flags_cover_this_machines_cpuinfo():
+    from recorded import cpu_flags
+
+    here: set[str] = set()
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            here |= set(value.split())
+            break
+    assert sorted(here - cpu_flags.KNOWN) == []
+
+
+# -- recording: only on the kind of machine a target is ------------------------------------
+
+
+def test_a_plain_run_records_every_kind_this_machine_is_and_says_why_not_the_others(
+        tmp_path, runs, capsys, machine_is):
+    make(tmp_path)
+    machine_is(XEON)
+
+    assert cli.main([], root=tmp_path) == 0
+
+    assert sorted({t for _, t in runs}) == ["amx", "amx-limited"]
+    err = capsys.readouterr().err
+    assert "skipped small: this machine cannot run it (this machine is not a small machine (CPU flag " \
+           "avx512f present; small requires avx2 present, avx512f absent); this machine can record " \
+           "amx, amx-limited)" in err
+    stored = machine_of(tmp_path, "amx-limited/lesson/01_a.json")
+    assert "amx_bf16" in stored["cpu"]["features"] and "avx512f" in stored["cpu"]["looked_for"]
+
+
+def test_a_machine_that_is_not_the_kind_cannot_record_it_by_name(tmp_path, runs, capsys, machine_is):
+    make(tmp_path)
+    machine_is(EPYC)
+
+    assert cli.main(["--target", "amx-limited"], root=tmp_path) == 2
+
+    err = capsys.readouterr().err
+    assert "--target amx-limited: this machine is not a amx-limited machine (CPU flag amx_bf16 missing; " \
+           "amx-limited requires amx_bf16 present); this machine can record none of the targets" in err
+    assert runs == [] and not (tmp_path / "recordings").exists()
+
+
+def test_list_and_check_say_which_kinds_this_machine_is(tmp_path, capsys, machine_is):
+    make(tmp_path)
+    machine_is(AVX2)
+
+    cli.main(["--list"], root=tmp_path)
+    listed = capsys.readouterr().err
+    cli.main(["--check"], root=tmp_path)
+    checked = capsys.readouterr().err
+
+    for said in (listed, checked):
+        assert "this machine is: small; not: amx (CPU flag amx_bf16 missing), amx-limited (CPU flag " \
+               "amx_bf16 missing)" in said
+
+
+def test_the_provenance_stores_every_flag_a_requirement_names(tmp_path):
+    make(tmp_path, KINDS.replace('flags = ["avx2"]', 'flags = ["avx2", "sse4_2"]'))
+    cpu = provenance.cpu(targets.load(tmp_path).flags)
+
+    assert {"sse4_2", "avx512f", "amx_bf16", "avx2"} <= set(cpu["looked_for"])
+    assert set(cpu["features"]) <= set(cpu["looked_for"])
+
+
+# -- one tab, one machine ------------------------------------------------------------------
+
+
+def test_a_recording_from_another_machine_is_refused_naming_both(tmp_path, runs, capsys, machine_is):
+    make(tmp_path)
+    machine_is(XEON, "Xeon A")
+    assert cli.main(["--target", "amx"], root=tmp_path) == 0
+    (tmp_path / "snippets" / "lesson" / "02_b.py").write_text('print("changed")\n')
+    before = tree(tmp_path)
+    machine_is(XEON, "Xeon B")
+    runs.clear()
+
+    # The emulated target shares its host's machine: refused too.
+    for target in ("amx", "amx-limited"):
+        assert cli.main(["--target", target], root=tmp_path) == 2
+        err = capsys.readouterr().err
+        assert "come from Xeon A (2 cores" in err and "this is Xeon B (2 cores" in err
+        assert "cpu: 'Xeon A' != 'Xeon B'" in err and f"--target {target} --replace-machine" in err
+    assert runs == [] and tree(tmp_path) == before
+
+
+def test_replace_machine_rerecords_the_whole_tab_and_replaces_only_when_all_succeed(
+        tmp_path, runs, capsys, machine_is):
+    make(tmp_path)
+    machine_is(XEON, "Xeon A")
+    assert cli.main(["--target", "amx"], root=tmp_path) == 0
+    machine_is(XEON, "Xeon B")
+    broken = tmp_path / "snippets" / "lesson" / "02_b.py"
+    broken.write_text("raise SystemExit(3)\n")
+    before = tree(tmp_path)
+
+    assert cli.main(["--target", "amx", "--replace-machine"], root=tmp_path) == 2
+    assert "nothing was replaced" in capsys.readouterr().err and tree(tmp_path) == before
+
+    broken.write_text('print("fixed")\n')
+    runs.clear()
+    assert cli.main(["--target", "amx", "--replace-machine"], root=tmp_path) == 0
+
+    assert sorted(runs) == sorted((s, t) for s in ("lesson/01_a.py", "lesson/02_b.py")
+                                  for t in ("amx", "amx-limited"))
+    assert {machine_of(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
+    assert kinds.audit(Store(tmp_path)) == []
+
+
+def test_audit_names_a_recording_that_is_not_its_kind_and_a_tab_from_two_machines(tmp_path, machine_is):
+    make(tmp_path)
+    machine_is(XEON, "Xeon A")
+    assert cli.main(["--target", "amx"], root=tmp_path) == 0
+    store = Store(tmp_path)
+    moved = store.read("lesson/01_a.py", "amx")
+    moved.target = "small"
+    store.write(moved)  # as if someone had copied it by hand
+    other = store.read("lesson/02_b.py", "amx")
+    other.machine = dict(other.machine, cpu=fake_cpu(XEON, "Xeon B"))
+    store.write(other)
+
+    problems = kinds.audit(store)
+
+    assert ("recordings/small/lesson/01_a.json: its machine is not a small machine (CPU flag avx512f "
+            "present; small requires avx2 present, avx512f absent)") in problems
+    assert any(p.startswith("amx, amx-limited recorded on two machines: recordings/amx/lesson/01_a.json on "
+                            "Xeon A") and "recordings/amx/lesson/02_b.json on Xeon B" in p for p in problems)
+    assert cli.main(["--check"], root=tmp_path) == 1
+
+
+def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_machine(
+        tmp_path, capsys, machine_is):
+    make(tmp_path)
+    store = Store(tmp_path)
+    for name, flags, model in (("lesson/01_a.py", XEON, "Xeon"), ("lesson/02_b.py", EPYC, "EPYC")):
+        rec = Recording(name, "amx", "0" * 64, "ok", 0, ["x"], [], 0.1, "2026-12-01T00:00:00Z",
+                        dict(FAKE_MACHINE, cpu=fake_cpu(flags, model)))
+        path = tmp_path / "recordings" / "old" / Path(name).with_suffix(".json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(rec.to_json().replace('"target": "amx"', '"target": "old"'))
+
+    assert cli.main(["--adopt", "old", "amx"], root=tmp_path) == 0
+
+    out = capsys.readouterr().out
+    assert "adopted    recordings/old/lesson/01_a.json -> recordings/amx/lesson/01_a.json" in out
+    assert ("kept       recordings/old/lesson/02_b.json: not a amx recording (CPU flag amx_bf16 missing)"
+            in out)
+    adopted = store.read("lesson/01_a.py", "amx")
+    assert adopted.machine["target"]["adopted_from"] == "old" and adopted.machine["cpu"]["model"] == "Xeon"
+    assert (tmp_path / "recordings" / "old" / "lesson" / "02_b.json").exists()
+    # The emulated target checks its proof: these never ran with its limit.
+    assert cli.main(["--adopt", "old", "amx-limited"], root=tmp_path) == 0
+    assert "its check printed None, amx-limited needs '1'" in capsys.readouterr().out
+
+
+# -- bundles -------------------------------------------------------------------------------
+
+
+def bundle(root: Path, target: str, flags, model: str, names=("lesson/01_a.py",), check=None) -> Path:
+    from recorded.snippets import load
+
+    recs = []
+    for name in names:
+        s = load(root / "snippets", name)
+        recs.append(Recording(name, target, s.sha256(), "ok", 0, ["x"], [], 0.1, "2026-12-02T00:00:00Z",
+                              dict(FAKE_MACHINE, cpu=fake_cpu(flags, model),
+                                   target={"name": target, "check": check})))
+    path = root / f"bundle-{target}-{model}.json"
+    path.write_text(bundle_json(recs), encoding="utf-8")
+    return path
+
+
+def test_a_bundle_from_a_machine_that_is_not_its_kind_is_refused_naming_file_target_and_values(
+        tmp_path, capsys):
+    make(tmp_path)
+    path = bundle(tmp_path, "small", EPYC, "EPYC")
+
+    assert cli.main(["--import", str(path)], root=tmp_path) == 1
+
+    out = capsys.readouterr().out
+    assert str(path) in out
+    assert ("refused      lesson/01_a.py on small: its machine is not a small machine (CPU flag avx512f "
+            "present; small requires avx2 present, avx512f absent)") in out
+    assert not (tmp_path / "recordings").exists()
+
+
+def test_a_bundle_that_would_mix_machines_in_a_tab_is_refused_unless_it_holds_the_whole_tab(
+        tmp_path, capsys, machine_is):
+    make(tmp_path)
+    machine_is(XEON, "Xeon A")
+    assert cli.main(["--target", "amx"], root=tmp_path) == 0
+    before = tree(tmp_path)
+    capsys.readouterr()
+
+    part = bundle(tmp_path, "amx", XEON, "Xeon B")
+    assert cli.main(["--import", str(part)], root=tmp_path) == 1
+    out = capsys.readouterr().out
+    assert "lesson/01_a.py on amx comes from Xeon B" in out and "from Xeon A" in out
+    assert "one tab shows one machine" in out and tree(tmp_path) == before
+
+    both = ("lesson/01_a.py", "lesson/02_b.py")
+    whole = [bundle(tmp_path, "amx", XEON, "Xeon B", both),
+             bundle(tmp_path, "amx-limited", XEON, "Xeon B", both, "1")]
+    merged = json.loads(whole[0].read_text())["recordings"] + json.loads(whole[1].read_text())["recordings"]
+    one = tmp_path / "whole.json"
+    one.write_text(bundle_json([Recording(**r) for r in merged]), encoding="utf-8")
+    assert cli.main(["--import", str(one)], root=tmp_path) == 0
+    assert {machine_of(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
+
+
+# -- machines.py ---------------------------------------------------------------------------
+
+
+def test_identity_ignores_load_dates_and_the_tree():
+    a = dict(FAKE_MACHINE, load_average=0.1, git={"commit": "a"})
+    b = dict(FAKE_MACHINE, load_average=3.0, git={"commit": "b"}, os="other")
+    assert machines.same_machine(a, b) and machines.differences(a, b) == []
+    c = dict(FAKE_MACHINE, cpu=fake_cpu(XEON, "Xeon"))
+    assert "cpu: 'Test CPU' != 'Xeon'" in machines.differences(a, c)
