@@ -311,6 +311,7 @@ def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_mach
     adopted = store.read("lesson/01_a.py", "amx")
     assert adopted.machine["target"]["adopted_from"] == "old" and adopted.machine["cpu"]["model"] == "Xeon"
     assert (tmp_path / "recordings" / "old" / "lesson" / "02_b.json").exists()
+    assert cli.main(["--adopt", "old", "amx", "lesson/01_a.py"], root=tmp_path) == 0  # nothing left to move
     # The emulated target checks its proof: these never ran with its limit.
     assert cli.main(["--adopt", "old", "amx-limited"], root=tmp_path) == 0
     assert "its check printed None, amx-limited needs '1'" in capsys.readouterr().out

@@ -8,6 +8,7 @@ deploy job to Pages), no `pull_request_target`, no expressions spliced into shel
 timeout on every job. Where actionlint and zizmor are installed they run too.
 """
 
+import json
 import os
 import re
 import shutil
@@ -399,3 +400,91 @@ def test_zizmor_reports_nothing_of_medium_severity_or_higher():
         text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- rehearsal: the hosted CPU job's steps, run here ------------------------------------------
+
+_PYTHON3 = """#!/usr/bin/env bash
+# python3 for the rehearsal: this project's interpreter, with nothing downloaded.
+if [ "$1 $2" = "-m pip" ]; then
+  [ "$3" = "show" ] && echo "Version: rehearsal"
+  echo "rehearsal: pip $3 skipped" >&2
+  exit 0
+fi
+exec {python} "$@"
+"""
+
+# Makes this machine look like one with these CPU flags (an AVX2-only runner, say).
+_SITECUSTOMIZE = """
+import json
+import os
+flags = os.environ.get("REHEARSAL_CPU_FLAGS")
+if flags is not None:
+    from recorded import provenance
+    real = provenance.cpu
+    def cpu(extra=()):
+        c = real(extra)
+        c["features"] = [f for f in c["looked_for"] if f in flags.split()]
+        c["model"] = "Rehearsal CPU"
+        return c
+    provenance.cpu = cpu
+"""
+
+
+def rehearse(tmp_path: Path, flags: str) -> tuple[list[subprocess.CompletedProcess], Path]:
+    """Run the hosted job's `run:` steps in order in a clone of this repository, with one
+    quick snippet in place of the lesson's, as GitHub would (bash -e, the job's env)."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    shutil.rmtree(clone / "snippets")
+    shutil.rmtree(clone / "recordings", ignore_errors=True)
+    (clone / "snippets" / "rehearsal").mkdir(parents=True)
+    (clone / "snippets" / "rehearsal" / "01_hello.py").write_text('print("hello from the runner")\n')
+    for name in ("record.yml",):  # the workflow as this checkout has it, committed or not
+        shutil.copy(WORKFLOWS / name, clone / ".github" / "workflows" / name)
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "python3").write_text(_PYTHON3.format(python=sys.executable))
+    (shims / "python3").chmod(0o755)
+    (shims / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+    job = jobs("record.yml")["record"]
+    (entry,) = [e for e in job["strategy"]["matrix"]["include"] if e["hosted"]]
+    env = dict(os.environ, PATH=f"{shims}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=f"{clone / 'src'}{os.pathsep}{shims}", REHEARSAL_CPU_FLAGS=flags,
+               TARGET=entry["target"], TARGETS=entry["targets"], FORCE="false", RUNNER_NAME="rehearsal",
+               RUNNER_OS="Linux", RUNNER_ARCH="X64", RUNNER_TEMP=str(tmp_path))
+    done, outcome = [], "success"
+    for step in steps(job):
+        if "run" not in step:
+            continue
+        if "if" in step and "matrix.hosted" in step["if"] and not entry["hosted"]:
+            continue
+        env["OUTCOME"] = outcome  # steps.record.outcome, for the describing step
+        result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=clone, env=env,
+                                capture_output=True, text=True, timeout=300)
+        done.append(result)
+        if step.get("id") == "record":
+            outcome = "success" if result.returncode == 0 else "failure"
+    return done, clone
+
+
+def test_rehearsal_the_hosted_job_records_cpu_avx2_into_its_bundle_on_an_avx2_only_machine(tmp_path):
+    done, clone = rehearse(tmp_path, "avx2 fma")
+
+    assert [r.returncode for r in done] == [0] * len(done), [r.stderr[-500:] for r in done]
+    bundle = json.loads((clone / "bundle-cpu-avx2.json").read_text())
+    (rec,) = bundle["recordings"]
+    assert (rec["snippet"], rec["target"], rec["status"]) == ("rehearsal/01_hello.py", "cpu-avx2", "ok")
+    assert rec["stdout"] == ["hello from the runner"]
+    cpu = rec["machine"]["cpu"]
+    assert cpu["features"] == ["avx2", "fma"] and "avx512f" in cpu["looked_for"]
+    assert "recording success" in (clone / "machine-cpu-avx2.md").read_text()
+
+
+def test_rehearsal_a_hosted_runner_with_avx512_fails_with_the_recorders_reason(tmp_path):
+    done, clone = rehearse(tmp_path, "avx2 fma avx512f avx512_bf16")
+
+    record = next(r for r in done if "record_runs.py" in r.args[-1])
+    assert record.returncode == 2
+    assert "this machine is not a cpu-avx2 machine (CPU flag avx512f present" in record.stderr
+    assert not (clone / "bundle-cpu-avx2.json").exists() and not (clone / "recordings").exists()

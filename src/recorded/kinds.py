@@ -145,6 +145,9 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
         store.write(rec)
         path.unlink()
         lines.append(f"adopted    {store._shown(path)} -> {store._shown(store.path(rec.snippet, target))}")
+    for folder in sorted((store.recordings_dir / source).glob("**/"), reverse=True):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()  # a folder emptied by the move goes too
     return lines
 
 
