@@ -130,6 +130,12 @@ if __name__ == "__main__":
     device = "cuda" if torch.cuda.is_available() else "cpu"
     configs = ["float32", "bfloat16 autocast", "float16 autocast + GradScaler", "torch.compile"]
     print(f"device: {device}, {EPOCHS} epochs of {TRAIN} samples, held-out set of {TEST}")
+    if device == "cpu":
+        # oneDNN runs 16-bit matrix products fast on CPUs with the instructions for them; where it
+        # has no path for a format, PyTorch computes that format's products in a slow generic kernel.
+        onednn = torch.backends.mkldnn.is_available()
+        print("oneDNN bfloat16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        print("oneDNN float16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_fp16_supported())
     # One fresh process per configuration: peak memory is a per-process figure.
     context = multiprocessing.get_context("spawn")
     results = {}
