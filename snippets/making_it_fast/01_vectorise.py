@@ -40,6 +40,7 @@ def verdict(baseline_ms, candidate_ms):
         return "slower"
     return "within noise"
 
+
 # One thread for every library NumPy may hand work to (OpenBLAS, MKL, Apple's Accelerate), set
 # before NumPy loads them: every line below then runs on one core, so no speed-up comes from a
 # second one.
