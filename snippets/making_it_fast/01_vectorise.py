@@ -1,18 +1,19 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["numpy"]
+# [tool.record-runs]
+# timing = true
 # ///
 """Sum of squares of a million numbers: a Python loop against one NumPy call, and two NumPy calls
 against each other."""
 
+import math
 import os
+import statistics
 import timeit
 
-# Canonical three-state verdict, pasted (not imported) into every timing snippet.
-# Keep the text identical in every snippet so one rule is stated once on the page.
-import math
-import statistics
-
+# One rule calls every timing comparison in this lesson faster, slower or within noise:
+# a difference counts only when it is larger than the spread of the timings and than 10%.
 MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
 
 

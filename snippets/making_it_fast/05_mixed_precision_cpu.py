@@ -1,20 +1,21 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
+# [tool.record-runs]
+# timing = true
 # ///
 """The same training loop on any CPU: bfloat16 autocast, and no GradScaler needed."""
 
+import math
+import statistics
 import time
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-# Canonical three-state verdict, pasted (not imported) into every timing snippet.
-# Keep the text identical in every snippet so one rule is stated once on the page.
-import math
-import statistics
-
+# One rule calls every timing comparison in this lesson faster, slower or within noise:
+# a difference counts only when it is larger than the spread of the timings and than 10%.
 MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
 
 

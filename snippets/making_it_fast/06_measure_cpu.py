@@ -7,17 +7,16 @@
 """Is bfloat16 faster than float32 on this CPU? Measure it with PyTorch's own timer, and let
 the spread of the timings decide, not two medians."""
 
+import math
+import statistics
 from pathlib import Path
 
 import torch
 import torch.utils.benchmark as benchmark
 from torch import nn
 
-# Canonical three-state verdict, pasted (not imported) into every timing snippet.
-# Keep the text identical in every snippet so one rule is stated once on the page.
-import math
-import statistics
-
+# One rule calls every timing comparison in this lesson faster, slower or within noise:
+# a difference counts only when it is larger than the spread of the timings and than 10%.
 MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
 
 

@@ -8,16 +8,15 @@
 """The same comparison on a GPU, where the clock may only be read once the GPU has finished,
 with TF32 beside it: float32 matrix products on the tensor cores, at reduced precision."""
 
+import math
+import statistics
 import time
 
 import torch
 from torch import nn
 
-# Canonical three-state verdict, pasted (not imported) into every timing snippet.
-# Keep the text identical in every snippet so one rule is stated once on the page.
-import math
-import statistics
-
+# One rule calls every timing comparison in this lesson faster, slower or within noise:
+# a difference counts only when it is larger than the spread of the timings and than 10%.
 MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
 
 

@@ -2,6 +2,7 @@
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
 # [tool.record-runs]
+# timing = true
 # timeout = 600
 # ///
 """Worked example: one small training run, four ways, measured the same way.
@@ -13,19 +14,18 @@ the Python interpreter and PyTorch's own libraries included.
 """
 
 import concurrent.futures
+import math
 import multiprocessing
 import resource
+import statistics
 import sys
 import time
 
 import torch
 from torch import nn
 
-# Canonical three-state verdict, pasted (not imported) into every timing snippet.
-# Keep the text identical in every snippet so one rule is stated once on the page.
-import math
-import statistics
-
+# One rule calls every timing comparison in this lesson faster, slower or within noise:
+# a difference counts only when it is larger than the spread of the timings and than 10%.
 MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
 
 

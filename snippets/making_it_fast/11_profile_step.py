@@ -1,6 +1,8 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
+# [tool.record-runs]
+# timing = true
 # ///
 """Measure first: where does the time of one small training step go? torch.profiler answers per op."""
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
-from . import blocks, claims, runner
+from . import blocks, claims, kinds, runner
 from .snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
 from . import targets as targets_
 from .targets import Target, Targets
@@ -55,6 +55,8 @@ class LiveRuns:
             self.targets = self.targets or targets_.parse({}, "pyproject.toml")
             for name in self.targets.auto:
                 candidate = self.targets.get(name)
+                if kinds.unmet_here(self.targets, candidate):  # not this kind of machine
+                    continue
                 try:
                     runner.check(candidate)
                 except runner.TargetCheckFailed:
