@@ -143,9 +143,15 @@ def _machines_sentence(recordings: list, label: str) -> str:
             + "; and on ".join(bits) + ".")
 
 
-def notebook_target(store: Store):
-    """The target whose recordings the notebook shows: the first that needs no GPU."""
-    return next((t for t in store.targets if not t.needs_gpu), next(iter(store.targets)))
+def notebook_target(store: Store, snippets: list[Snippet] | None = None):
+    """The target whose recordings the notebook shows: of the targets that need no GPU, the
+    first in tab order with a fresh recording of every snippet that runs on it (a notebook
+    of one machine, and no cell left without output); else the first that needs no GPU."""
+    cpus = [t for t in store.targets if not t.needs_gpu] or list(store.targets)
+    for target in cpus if snippets else ():
+        if all(store.state(s, target.name)[0] in (State.FRESH, State.NOT_APPLICABLE) for s in snippets):
+            return target
+    return cpus[0]
 
 
 def dependencies(snippets: list[Snippet]) -> list[str]:
@@ -182,9 +188,9 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
     root = Path(root)
     site = read_site(root)
     store = Store(root)
-    shown = notebook_target(store)
     parts = lesson_parts(site, lesson)
     snippets = {p.text: load(store.snippets_dir, p.text, store.targets) for p in parts if p.kind == "snippet"}
+    shown = notebook_target(store, list(snippets.values()))
     links = Links(site, set(lesson.pages), {blocks.anchor(name) for name in snippets})
     for part in parts:
         if part.kind == "markdown":
