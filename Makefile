@@ -7,7 +7,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: serve test build record check figures notebook bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+# The packages depend on pyproject.toml's [project] and [build-system] tables only: an edit of
+# the recorder's targets or lessons must not reinstall everything. DEPS is rewritten only
+# when those tables change, so its date moves only then.
+DEPS := $(VENV)/.project-deps
+
+$(DEPS): pyproject.toml
+	@mkdir -p $(VENV)
+	@$(PYTHON) -c 'import json, pathlib, sys, tomllib; p = tomllib.loads(pathlib.Path("pyproject.toml").read_text()); new = json.dumps([p.get("project"), p.get("build-system")], sort_keys=True); f = pathlib.Path(sys.argv[1]); f.exists() and f.read_text() == new or f.write_text(new)' $@
+
+$(STAMP): $(DEPS) constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed: run make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -18,7 +27,7 @@ serve: $(STAMP)  ## preview the site on http://127.0.0.1:8000, rebuilding on eve
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 test: $(STAMP)  ## the whole suite: pages, claims, recordings, recorder, site build
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 build: $(STAMP)  ## the site into site/, failing on any warning
 	$(BIN)/mkdocs build --strict

@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Runs on a bare GPU image without installing the project: the recorder is stdlib only.
 sys.path.insert(0, str(ROOT / "src"))
 
-from recorded.cli import main  # noqa: E402
+from recorded.__main__ import run  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(root=ROOT))
+    sys.exit(run(ROOT))

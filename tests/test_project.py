@@ -1,5 +1,6 @@
 """Whole-project rules: every snippet used, every block and recording pointing somewhere real."""
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,15 @@ def test_every_recording_belongs_to_a_snippet():
 @pytest.mark.parametrize("path", STORE.recording_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_recording_is_readable(path):
     STORE.load(path)  # raises RecordingError naming the file and the fix
+
+
+def test_the_tree_guard_names_what_a_test_wrote(tmp_path):
+    from tree_guard import changes, snapshot
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "kept.txt").write_text("a")
+    (tmp_path / "edited.txt").write_text("a")
+    before = snapshot(tmp_path)
+    (tmp_path / "edited.txt").write_text("b")
+    (tmp_path / "new.json").write_text("{}")
+    assert changes(before, snapshot(tmp_path)) == ["edited.txt (changed)", "new.json (added)"]

@@ -865,3 +865,11 @@ def test_timeout_option_must_be_positive(tmp_path):
     with pytest.raises(SystemExit) as raised:
         main(tmp_path, "--timeout", "0")
     assert raised.value.code == 2
+
+
+def test_a_listing_piped_into_head_ends_without_a_traceback():
+    # `record_runs.py --list | head -1`: head closes the pipe after one line.
+    done = subprocess.run(f"{sys.executable} {REPO / 'scripts' / 'record_runs.py'} --list | head -1",
+                          shell=True, capture_output=True, text=True, timeout=60)
+    assert done.stdout.startswith("snippet")
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr

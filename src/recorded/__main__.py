@@ -1,7 +1,26 @@
 """`python -m recorded`: the recorder, for the project in the current folder (as record_runs.py)."""
 
+from __future__ import annotations
+
+import os
 import sys
+from pathlib import Path
 
 from .cli import main
 
-sys.exit(main())
+
+def run(root: Path | None = None) -> int:
+    """The recorder's command line, quiet when its reader stops reading: `--list | head`
+    ends the listing, not in a BrokenPipeError traceback."""
+    try:
+        code = main(root=root)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; point it at /dev/null so that flush is silent.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(run())
