@@ -24,22 +24,24 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from . import schema
+from .schema import Key
+
 CONFIG_FILE = "pyproject.toml"
 TABLE = "tool.record-runs.lessons"
 
-# key -> (what it must be, whether it must be given)
-_KEYS = {
-    "title": ("a string", True),
-    "pages": ("a list of pages under docs/ (strings ending in .md)", True),
-    "notebook": ("a path under docs/ ending in .ipynb", False),
-    "notebook_note": ("a string", False),
-    "notebook_skip": ("a table of page = [section headings]", False),
-    "figures": ("a path to a Python file, relative to the project", False),
-    "figures_dir": ("a folder under docs/", False),
+SCHEMA = {
+    "title": Key("a string", schema.text, required=True),
+    "pages": Key("a list of pages under docs/ (strings ending in .md)", schema.relatives(".md"), required=True),
+    "notebook": Key("a path under docs/ ending in .ipynb", schema.relative(".ipynb")),
+    "notebook_note": Key("a string", schema.any_text, default=""),
+    "notebook_skip": Key("a table of page = [section headings]", schema.table_of_text_lists, default={}),
+    "figures": Key("a path to a Python file, relative to the project", schema.relative(".py")),
+    "figures_dir": Key("a folder under docs/", schema.relative(), default="figures"),
 }
 
 
-class LessonError(ValueError):
+class LessonError(schema.ConfigError):
     """A lesson entry that is badly declared; the message names the key and what to write."""
 
 
@@ -66,48 +68,15 @@ def lesson_of(snippet_name: str) -> str:
     return parts[0] if len(parts) > 1 else ""
 
 
-def _relative(value: object, suffix: str | None) -> bool:
-    if not isinstance(value, str) or not value.strip():
-        return False
-    pure = PurePosixPath(value)
-    return not pure.is_absolute() and ".." not in pure.parts and (suffix is None or pure.suffix == suffix)
-
-
 def _entry(name: str, entry: object, where: str) -> Lesson:
-    table = f"[{TABLE}.{name}]"
-    if not isinstance(entry, dict):
-        raise LessonError(f"{where}: {table} must be a table of keys {sorted(_KEYS)}.")
-    unknown = sorted(set(entry) - set(_KEYS))
-    if unknown:
-        raise LessonError(f"{where}: {table} has unknown key(s) {unknown}; the keys are {sorted(_KEYS)}.")
-
-    def bad(key: str) -> LessonError:
-        return LessonError(f"{where}: {table} {key} must be {_KEYS[key][0]}, got {entry.get(key)!r}.")
-
-    for key, (kind, needed) in _KEYS.items():
-        if needed and key not in entry:
-            raise LessonError(f"{where}: {table} lacks {key!r}, which must be {kind}.")
-    if not isinstance(entry["title"], str) or not entry["title"].strip():
-        raise bad("title")
-    pages = entry["pages"]
-    if not isinstance(pages, list) or not all(_relative(p, ".md") for p in pages):
-        raise bad("pages")
-    for key, suffix in (("notebook", ".ipynb"), ("figures", ".py"), ("figures_dir", None)):
-        if key in entry and not _relative(entry[key], suffix):
-            raise bad(key)
-    note = entry.get("notebook_note", "")
-    if not isinstance(note, str):
-        raise bad("notebook_note")
-    skip = entry.get("notebook_skip", {})
-    if not isinstance(skip, dict) or not all(
-            isinstance(v, list) and all(isinstance(s, str) for s in v) for v in skip.values()):
-        raise bad("notebook_skip")
-    strays = sorted(set(skip) - set(pages))
+    table = f"{TABLE}.{name}"
+    v = schema.validate(SCHEMA, entry, where, table, LessonError)
+    strays = sorted(set(v["notebook_skip"]) - set(v["pages"]))
     if strays:
-        raise LessonError(f"{where}: {table} notebook_skip names {strays}, which are not among its pages.")
-    return Lesson(name, entry["title"].strip(), tuple(pages), entry.get("notebook"), " ".join(note.split()),
-                  {p: frozenset(s) for p, s in skip.items()}, entry.get("figures"),
-                  entry.get("figures_dir", "figures").rstrip("/"))
+        raise LessonError(f"{where}: [{table}] notebook_skip names {strays}, which are not among its pages.")
+    return Lesson(name, v["title"].strip(), tuple(v["pages"]), v["notebook"], " ".join(v["notebook_note"].split()),
+                  {p: frozenset(s) for p, s in v["notebook_skip"].items()}, v["figures"],
+                  v["figures_dir"].rstrip("/"))
 
 
 def parse(config: dict, where: str = CONFIG_FILE) -> dict[str, Lesson]:
