@@ -41,7 +41,7 @@ class FakeChecks:
         self.calls.append(target.name)
         if target.name in self.failing:
             raise runner.TargetCheckFailed(self.failing[target.name])
-        if target.needs_gpu and not self.gpu:
+        if target.needs_device and not self.gpu:
             raise runner.TargetCheckFailed("no NVIDIA driver on this machine (a pretend one)")
         return target.check.prints if target.check else None
 
@@ -51,15 +51,14 @@ def fake_machine(monkeypatch) -> FakeChecks:
     """A fake machine description (with a fake GPU where one is visible), and target
     checks that pass for every target but a GPU one: fast, and the same on a GPU runner
     as here. Returns the checks, so a test can give the machine a GPU or fail a target."""
-    def machine(root, env, python=sys.executable):
+    def machine(root, env, python=sys.executable, device=None):
         m = dict(FAKE_MACHINE)
-        if env.get("CUDA_VISIBLE_DEVICES") != "":
+        if device is not None:  # the target's device, as its probe would describe it
             m["gpu"] = dict(FAKE_GPU)
         return m
 
     checks = FakeChecks()
     monkeypatch.setattr(provenance, "machine", machine)
-    monkeypatch.setattr(provenance, "nvidia_present", lambda: False)
     monkeypatch.setattr(runner, "check", checks)
-    monkeypatch.setattr(targets.Target, "detected", lambda self: checks.gpu or not self.needs_gpu)
+    monkeypatch.setattr(targets.Target, "detected", lambda self: checks.gpu or not self.needs_device)
     return checks

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
@@ -16,16 +17,28 @@ from pathlib import Path, PurePosixPath
 import nbformat
 import pytest
 
-from recorded import blocks, lessons
+from recorded import blocks, lessons, targets
 from recorded.layout import copy_site
-from recorded.notebook import COMMAND, MAGIC, SKIP_MESSAGE, notebook_path, notebook_target, render, spawns
+from recorded.notebook import COMMAND, notebook_path, notebook_target, render, spawns
 from recorded.notebook_markdown import Links, convert_markdown, page_parts, read_site
 from recorded.snippets import Snippet, load
 from recorded.store import State, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON = lessons.load(ROOT)["making_it_fast"]
-GUARD = f"%%{MAGIC}\n"
+TARGETS = targets.load(ROOT)
+#: A device's guard: a cell magic on a line of its own (``%%writefile FILE`` takes an argument).
+GUARD = re.compile(r"\A%%[A-Za-z_]\w*\n")
+
+
+def guard(snippet: Snippet) -> str:
+    """The guard the cell of a snippet starts with: its device's, or none."""
+    device = TARGETS.device_for(snippet.requires)
+    return f"%%{device.guard}\n" if device else ""
+
+
+def unguarded(source: str) -> str:
+    return GUARD.sub("", source, count=1)
 
 
 def committed() -> nbformat.NotebookNode:
@@ -51,14 +64,14 @@ def snippet_cells(nb) -> list[tuple[str, nbformat.NotebookNode]]:
     """
     found, code = [], [c for c in nb.cells if c.cell_type == "code"]
     for i, cell in enumerate(code):
-        if f"def {MAGIC}(" in cell.source:
+        if i == 0:  # the first code cell: the working folder and the devices' guards
             continue
         if cell.source.startswith("%%writefile "):
             header, _, body = cell.source.partition("\n")
             runner = code[i + 1]
-            assert runner.source.removeprefix(GUARD) == f"%run {header.split()[1]}", runner.source
-            found.append((runner.source.removesuffix(runner.source.removeprefix(GUARD)) + body, runner))
-        elif not cell.source.removeprefix(GUARD).startswith("%run "):
+            assert unguarded(runner.source) == f"%run {header.split()[1]}", runner.source
+            found.append((runner.source.removesuffix(unguarded(runner.source)) + body, runner))
+        elif not unguarded(cell.source).startswith("%run "):
             found.append((cell.source, cell))
     return found
 
@@ -107,9 +120,9 @@ def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_record
     cells = snippet_cells(nb)
     expected = shown_snippets()
     target = notebook_target(store, expected)
-    assert not target.needs_gpu
+    assert not target.needs_device
     assert len(expected) >= 10
-    shown = [source.removeprefix(GUARD).rstrip("\n") for source, _ in cells]
+    shown = [unguarded(source).rstrip("\n") for source, _ in cells]
     assert shown == [s.display_source().rstrip("\n") for s in expected], \
         f"the notebook's code cells differ from the pages' snippets: run `{COMMAND}`"
     for snippet, (_, cell) in zip(expected, cells):
@@ -123,11 +136,12 @@ def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_record
         assert streams.get("stderr") == ("\n".join(rec.stderr) + "\n" if rec.stderr else None), snippet.name
 
 
-def test_cuda_only_cells_and_only_they_start_with_the_guard():
+def test_cells_needing_a_device_and_only_they_start_with_its_guard():
     cells = snippet_cells(committed())
+    assert any(guard(s) for s in shown_snippets()) == any(t.device for t in TARGETS)
     for snippet, (source, cell) in zip(shown_snippets(), cells):
-        assert cell.source.startswith(GUARD) == ("cuda" in snippet.requires), (snippet.name, cell.source[:60])
-        assert source.startswith(GUARD) == ("cuda" in snippet.requires)
+        for text in (cell.source, source):
+            assert (GUARD.match(text) or [""])[0] == guard(snippet), (snippet.name, text[:60])
 
 
 def test_snippets_that_spawn_processes_run_from_a_file():
@@ -138,7 +152,7 @@ def test_snippets_that_spawn_processes_run_from_a_file():
     for snippet in spawning:
         file = PurePosixPath(snippet.name).name
         i = sources.index(f"%%writefile {file}\n{snippet.display_source().rstrip()}")
-        assert sources[i + 1].removeprefix(GUARD) == f"%run {file}"
+        assert unguarded(sources[i + 1]) == f"%run {file}"
 
 
 def test_material_syntax_becomes_plain_markdown():
@@ -211,7 +225,8 @@ def test_it_runs_top_to_bottom_on_a_machine_without_a_gpu(tmp_path, monkeypatch)
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     for snippet, (_, cell) in zip(shown_snippets(), snippet_cells(nb)):
         stdout = "".join(o.text for o in cell.outputs if o.get("name") == "stdout")
-        if "cuda" in snippet.requires:
-            assert stdout == SKIP_MESSAGE + "\n", (snippet.name, stdout)
+        device = TARGETS.device_for(snippet.requires)
+        if device:
+            assert stdout == device.skip_message + "\n", (snippet.name, stdout)
         else:
-            assert stdout.strip() and SKIP_MESSAGE not in stdout, (snippet.name, stdout)
+            assert stdout.strip() and "Skipped: this cell needs" not in stdout, (snippet.name, stdout)

@@ -31,7 +31,6 @@ from recorded.store import Recording, RecordingError, Store
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_MACHINE = provenance.machine
-REAL_NVIDIA_PRESENT = provenance.nvidia_present
 REAL_CHECK = runner.check
 RECORDING_KEYS = {
     "schema", "snippet", "target", "sha256", "status", "exit_code", "stdout", "stderr",

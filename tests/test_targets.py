@@ -47,6 +47,7 @@ check = { code = "import os; print(os.environ['MADE_UP_LIMIT'])", prints = "1" }
 label = "GPU"
 provides = ["cpu", "cuda"]
 description = "a pretend GPU"
+device = "cuda"
 """
 
 ENV_REPORT = 'import os\nprint("limit:", os.environ.get("MADE_UP_LIMIT"))\n'
@@ -97,7 +98,7 @@ def test_a_project_without_targets_gets_cpu_and_cuda(tmp_path):
     (lambda c: c.replace("required = true\ncheck", "required = 1\ncheck"),
      "[tool.record-runs.targets.cpu-slow] required must be true or false, got 1"),
     (lambda c: c.replace('prints = "1" }', 'expect = "1" }'),
-     "[tool.record-runs.targets.cpu-slow] check must be a table with code and prints"),
+     "[tool.record-runs.targets.cpu-slow.check] has unknown key(s) ['expect']; the keys are ['code', 'prints']"),
     (lambda c: c.replace('description = "a pretend GPU"', 'descripton = "a pretend GPU"'),
      "[tool.record-runs.targets.gpu] has unknown key(s) ['descripton']; the keys are"),
     (lambda c: c.replace("targets.cpu-slow]", "targets.Cpu_Slow]"),
@@ -226,6 +227,56 @@ def test_the_emulated_avx2_limits_are_proven_in_the_run_and_the_host_prints_othe
     if "cpu-amx" in kinds.kinds_here(known):
         assert limited == emulated.check.prints
         assert unlimited.endswith("MKL AVX-512"), unlimited
+
+
+EMULATED = THREE.replace("""required = true
+check = {""", """required = true
+emulated = true
+host = "cpu"
+check = {""")
+
+
+def test_an_emulated_targets_check_must_print_something_else_in_its_hosts_environment(tmp_path, monkeypatch):
+    """Run for real (plain Python, no torch): a check that prints the same with and without
+    the limits, like get_cpu_capability() on a CPU whose best is the limit, proves nothing."""
+    monkeypatch.setattr(runner, "check", REAL_CHECK)
+    known = targets.load(make(tmp_path, EMULATED))
+    assert runner.check(known.get("cpu-slow")) == "1"  # its host has no MADE_UP_LIMIT: it fails there
+
+    blind = targets.load(make(tmp_path, EMULATED.replace(
+        "print(os.environ['MADE_UP_LIMIT'])", "print(1)")))
+    with pytest.raises(runner.TargetCheckFailed) as raised:
+        runner.check(blind.get("cpu-slow"))
+    assert ("its check prints '1' in its host cpu's environment too ({'CUDA_VISIBLE_DEVICES': ''}), "
+            "so it cannot tell cpu-slow from cpu") in str(raised.value)
+
+
+def test_the_recorder_refuses_an_emulated_target_whose_check_cannot_tell_it_from_its_host(
+        tmp_path, runs, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "check", REAL_CHECK)
+    make(tmp_path, EMULATED.replace("print(os.environ['MADE_UP_LIMIT'])", "print(1)"))
+
+    assert cli.main(["--target", "cpu-slow"], root=tmp_path) == 2
+
+    assert "cannot tell cpu-slow from cpu" in capsys.readouterr().err
+    assert runs == [] and not (tmp_path / "recordings").exists()
+
+
+@pytest.mark.parametrize("device, message", [
+    ('"tpu"', "[tool.record-runs.targets.gpu] device 'tpu' is not a known device (known: ['cuda'])"),
+    ('{ name = "a TPU", available = "True" }',
+     "[tool.record-runs.targets.gpu.device] lacks 'probe', which must be Python that prints one JSON object"),
+    ('{ name = "a TPU", probe = "print(1)", available = "x = 1" }',
+     "[tool.record-runs.targets.gpu.device] available must be Python whose last line is an expression"),
+    ('3', "[tool.record-runs.targets.gpu] device must be the key of a known device or a table"),
+])
+def test_a_badly_declared_device_is_refused_naming_the_key(tmp_path, device, message):
+    make(tmp_path, THREE.replace('device = "cuda"', f"device = {device}"))
+
+    with pytest.raises(targets.TargetError) as raised:
+        targets.load(tmp_path)
+
+    assert str(raised.value).startswith("pyproject.toml: ") and message in str(raised.value), raised.value
 
 
 # -- snippets, pages, bundles, listings ----------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import devices
 from .store import Recording
 
 _FEATURE_NAMES = {
@@ -30,15 +31,11 @@ def cpu(machine: dict) -> str:
 
 
 def gpu(machine: dict) -> str | None:
+    """The device the recording's target had beyond the CPU, as its probe described it."""
     g = machine.get("gpu")
     if not g:
         return None
-    bits = [f"compute {g['capability']}", f"{g['memory_gib']:g} GiB"]
-    if g.get("driver"):
-        bits.append(f"driver {g['driver']}")
-    if g.get("cuda"):
-        bits.append(f"CUDA {g['cuda']}")
-    return f"{g['name']} ({', '.join(bits)})"
+    return devices.describe(g) if isinstance(g, dict) else str(g)
 
 
 def machine(m: dict) -> str:

@@ -23,17 +23,18 @@ class MachineRefused(ValueError):
 
 def unmet_here(targets: Targets, target: Target, gpu: bool = False) -> list[str]:
     """Why this machine is not the kind ``target`` is (empty when it is), by its CPU flags in
-    /proc/cpuinfo; starts no Python. A GPU is the target's own ``detect`` and check to prove
-    (runner.check), or with ``gpu`` the cheap ``detect`` look."""
+    /proc/cpuinfo; starts no Python. A device is the target's own ``detect`` and check to
+    prove (runner.check), or with ``gpu`` the cheap ``detect`` look."""
     here = {"cpu": provenance.cpu(targets.flags), "gpu": None}
     why = [w for w in machines.unmet(target.requires, here) if w != "no GPU"]
     if gpu and target.requires.gpu and not target.detected():
-        why.append(f"no GPU ({', '.join(target.detect) or 'nothing to detect it'} not found)")
+        why.append(f"{target.requires.device} not detected "
+                   f"({', '.join(target.detect) or 'nothing to detect it'} not found)")
     return why
 
 
 def kinds_here(targets: Targets) -> list[str]:
-    """The targets whose hardware this machine is (a GPU target's check may still fail)."""
+    """The targets whose hardware this machine is (a device target's check may still fail)."""
     return [t.name for t in targets if not unmet_here(targets, t, gpu=True)]
 
 

@@ -13,8 +13,9 @@ a CPU) printed as the cell's output.
 
 So that the downloaded notebook runs top to bottom on any machine without editing:
 
-- a cell whose snippet needs an NVIDIA GPU starts with ``%%needs_cuda``, a cell magic
-  defined in the first code cell, which prints why it skips when there is no GPU;
+- a cell whose snippet needs a device (a target's ``device``, see devices.py) starts with
+  that device's guard, a cell magic defined in the first code cell, which prints why it
+  skips where there is no such device;
 - a snippet that starts processes with multiprocessing's spawn method is written to a
   file (``%%writefile``) and run from it (``%run``), because spawned processes import
   the functions they run from the main module's file, and a notebook cell has none.
@@ -28,6 +29,7 @@ The output is deterministic: the same pages, snippets and recordings give the sa
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -35,6 +37,7 @@ from pathlib import Path, PurePosixPath
 import nbformat
 
 from . import blocks, describe
+from .devices import Device
 from .lessons import Lesson
 from .lessons import load as load_lessons
 from .notebook_markdown import HEADING, Links, NotebookError, Part, Site, convert_markdown, page_parts, read_site
@@ -43,37 +46,38 @@ from .store import State, Store, record_command
 
 #: The command that writes the notebooks.
 COMMAND = "python scripts/make_notebook.py"
-#: The cell magic that guards cells needing an NVIDIA GPU, and what it prints without one.
-MAGIC = "needs_cuda"
-SKIP_MESSAGE = "Skipped: this cell needs an NVIDIA GPU (torch.cuda.is_available() is False here)."
+def guard_source(device: Device) -> str:
+    """The cell magic that runs a cell only where ``device`` can be used."""
+    setup, expression = device.available_parts
+    setup = "".join(f"    {line}\n" for line in setup.splitlines()) + ("\n" if setup else "")
+    return f'''
+
+@register_cell_magic
+def {device.guard}(line, cell):
+{setup}    if not {expression}:
+        print({json.dumps(device.skip_message, ensure_ascii=False)})
+        return
+    if not get_ipython().run_cell(cell).success:
+        raise UsageError("this cell needs {device.name} and failed: its traceback is above.")'''
 
 
-def magic_cell(lesson: Lesson) -> str:
-    """The first code cell: the GPU guard, and a temporary working folder."""
+def magic_cell(lesson: Lesson, guarded: list[Device] | None = None) -> str:
+    """The first code cell: a temporary working folder, and the guard of each device some
+    cell needs."""
+    guarded = guarded or []
+    said = "".join(f"# Cells that need {d.name} start with %%{d.guard}: without one they print why they\n"
+                   "# skip instead of failing, so the notebook runs top to bottom on any machine.\n"
+                   for d in guarded)
+    imports = ("\nfrom IPython.core.error import UsageError\nfrom IPython.core.magic import register_cell_magic\n"
+               if guarded else "")
     return f'''\
-# Cells that need an NVIDIA GPU start with %%{MAGIC}: without a GPU they print why they
-# skip instead of failing, so the notebook runs top to bottom on any machine.
-import os
+{said}import os
 import tempfile
-
-from IPython.core.error import UsageError
-from IPython.core.magic import register_cell_magic
-
+{imports}
 # The notebook works in a fresh temporary folder, so the file one example is run from
 # (%%writefile, then %run) lands there and not in the folder you opened the notebook in.
 os.chdir(tempfile.mkdtemp(prefix="{lesson.slug}-"))
-print("working folder:", os.getcwd())
-
-
-@register_cell_magic
-def {MAGIC}(line, cell):
-    import torch
-
-    if not torch.cuda.is_available():
-        print("{SKIP_MESSAGE}")
-        return
-    if not get_ipython().run_cell(cell).success:
-        raise UsageError("this GPU cell failed: its traceback is above.")'''
+print("working folder:", os.getcwd())''' + "".join("\n" + guard_source(d) for d in guarded)
 
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -90,10 +94,6 @@ _SPAWNS = re.compile(r"\bmultiprocessing\b|^if __name__ == [\"']__main__[\"']:",
 
 
 # --- cells -----------------------------------------------------------------------------
-
-
-def requires_cuda(snippet: Snippet) -> bool:
-    return "cuda" in snippet.requires
 
 
 def spawns(source: str) -> bool:
@@ -144,10 +144,10 @@ def _machines_sentence(recordings: list, label: str) -> str:
 
 
 def notebook_target(store: Store, snippets: list[Snippet] | None = None):
-    """The target whose recordings the notebook shows: of the targets that need no GPU, the
+    """The target whose recordings the notebook shows: of the targets without a device, the
     first in tab order with a fresh recording of every snippet that runs on it (a notebook
-    of one machine, and no cell left without output); else the first that needs no GPU."""
-    cpus = [t for t in store.targets if not t.needs_gpu] or list(store.targets)
+    of one machine, and no cell left without output); else the first without a device."""
+    cpus = [t for t in store.targets if not t.needs_device] or list(store.targets)
     for target in cpus if snippets else ():
         if all(store.state(s, target.name)[0] in (State.FRESH, State.NOT_APPLICABLE) for s in snippets):
             return target
@@ -198,6 +198,7 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
 
     problems: list[str] = []
     used = []
+    guarded: list[Device] = []
     cells = _Cells()
     body = _Cells()
     for part in parts:
@@ -211,17 +212,20 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
         source = snippet.display_source().rstrip("\n")
         outputs: list = []
         note = ""
+        device = store.targets.device_for(snippet.requires)
+        if device and device not in guarded:
+            guarded.append(device)
         if not snippet.runs_on(shown):
-            gpu = next((t for t in store.targets if snippet.runs_on(t)), None)
-            state, rec, _ = store.state(snippet, gpu.name) if gpu else (State.NOT_APPLICABLE, None, "")
+            other = next((t for t in store.targets if snippet.runs_on(t)), None)
+            state, rec, _ = store.state(snippet, other.name) if other else (State.NOT_APPLICABLE, None, "")
             url = site.url(part.page, anchor)
             where = f"[on the lesson site]({url})" if url else "on the lesson site"
+            needs = (f"This cell needs {device.name}; without one it prints why it skips." if device
+                     else f"This cell does not run on {shown.label}.")
             if state is State.FRESH and rec is not None:
-                note = (f"*This cell needs an NVIDIA GPU; without one it prints why it skips. What it "
-                        f"printed on {describe.machine(rec.machine)} is {where}.*")
+                note = f"*{needs} What it printed on {describe.machine(rec.machine)} is {where}.*"
             else:
-                note = ("*This cell needs an NVIDIA GPU; without one it prints why it skips. It has not "
-                        f"been recorded on a GPU yet; when it is, its output will be {where}.*")
+                note = f"*{needs} It has not been recorded yet; when it is, its output will be {where}.*"
         else:
             state, rec, why = store.state(snippet, shown.name)
             if state is State.FRESH and rec is not None:
@@ -231,7 +235,7 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
                 problems.append(f"{snippet.name}: no fresh {shown.label} recording ({why}); run "
                                 f"`{record_command(snippet.name, shown.name)}`, then `{COMMAND}`.")
                 note = f"*No fresh {shown.label} recording of this cell ({why}), so it shows no output.*"
-        guard = f"%%{MAGIC}\n" if requires_cuda(snippet) else ""
+        guard = f"%%{device.guard}\n" if device else ""
         if spawns(source):
             file = PurePosixPath(snippet.name).name
             body.markdown(
@@ -258,13 +262,14 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
         + f'\n\nTo see what your own machine prints, <a href="{PurePosixPath(lesson.notebook or "").name}" '
         f"download>download the notebook</a> from the lesson site and run it top to bottom in Jupyter. "
         f"{needs_text}." + (f" {lesson.notebook_note}" if lesson.notebook_note else "")
-        + f" Cells that need an NVIDIA GPU start with `%%{MAGIC}`, defined in the first code cell: "
-        "without a GPU they print why they skip instead of failing.\n\n"
+        + "".join(f" Cells that need {d.name} start with `%%{d.guard}`, defined in the first code cell: "
+                  "without one they print why they skip instead of failing." for d in guarded)
+        + "\n\n"
         "Where the prose mentions tabs or highlighted lines, it means the lesson site, which shows "
         f"each output as recorded on every target ({', '.join(labels)}) side by side, with the lines "
         "the text relies on highlighted."
     )
-    cells.code(magic_cell(lesson))
+    cells.code(magic_cell(lesson, guarded))
     cells.cells.extend(body.cells)
     cells.cells = _merge_markdown(cells.cells)
 

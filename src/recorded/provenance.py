@@ -1,5 +1,5 @@
 """Which machine made a recording: CPU and the features that decide 16-bit speed on it,
-GPU, driver, CUDA, library versions and the git commit.
+the target's device (as its own probe describes it), library versions and the git commit.
 
 Standard library only; torch and numpy versions come from a probe run in the same
 interpreter and environment as the snippets.
@@ -10,44 +10,18 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from . import targets
+from .devices import Device
 
 # CPU features that decide whether 16-bit arithmetic is fast on a CPU.
 FEATURES = (
     "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
     "amx_int8", "asimd", "asimdhp", "bf16", "sve",
 )
-
-_PROBE = r"""
-import json, platform
-info = {"python": platform.python_version(), "numpy": None, "torch": None, "gpu": None}
-try:
-    import numpy
-    info["numpy"] = numpy.__version__
-except ImportError:
-    pass
-try:
-    import torch
-    info["torch"] = torch.__version__
-    if torch.cuda.is_available():
-        p = torch.cuda.get_device_properties(0)
-        info["gpu"] = {
-            "name": p.name,
-            "capability": f"{p.major}.{p.minor}",
-            "memory_gib": round(p.total_memory / 2**30, 1),
-            "cuda": torch.version.cuda,
-            "count": torch.cuda.device_count(),
-        }
-except ImportError:
-    pass
-print(json.dumps(info))
-"""
-
 
 def _run(cmd: list[str], **kw) -> str | None:
     try:
@@ -83,14 +57,9 @@ def cpu(extra: tuple[str, ...] = ()) -> dict:
     }
 
 
-def nvidia_present() -> bool:
-    """A cheap look for an NVIDIA driver, without importing torch."""
-    return Path("/proc/driver/nvidia").exists() or shutil.which("nvidia-smi") is not None
-
-
-# With every GPU hidden there is nothing to ask torch: read the versions from the installed
-# packages' metadata, which takes milliseconds where importing torch takes seconds.
-_PROBE_NO_GPU = r"""
+# Read the versions from the installed packages' metadata, which takes milliseconds where
+# importing torch takes seconds; a device's own probe imports what it needs.
+_VERSIONS = r"""
 import json, platform
 from importlib import metadata
 def version(name):
@@ -98,21 +67,31 @@ def version(name):
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
-print(json.dumps({"python": platform.python_version(), "numpy": version("numpy"),
-                  "torch": version("torch"), "gpu": None}))
+print(json.dumps({"python": platform.python_version(), "numpy": version("numpy"), "torch": version("torch")}))
 """
 
 
-def probe(env: dict[str, str], python: str = sys.executable) -> dict:
-    """Library versions and the visible GPU, as the snippets will see them."""
-    script = _PROBE_NO_GPU if env.get("CUDA_VISIBLE_DEVICES") == "" else _PROBE
+def _last_json(python: str, script: str, env: dict[str, str], what: str):
     out = _run([python, "-c", script], env=env)
     if out is None:
-        raise RuntimeError(f"could not start {python} to read torch and numpy versions")
-    info = json.loads(out.strip().splitlines()[-1])
-    if info["gpu"]:
-        smi = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
-        info["gpu"]["driver"] = smi.strip().splitlines()[0] if smi and smi.strip() else None
+        raise RuntimeError(f"could not run {what} with {python}")
+    try:
+        return json.loads((out.strip().splitlines() or [""])[-1])
+    except ValueError:
+        raise RuntimeError(f"{what} did not print JSON as its last line: {out.strip()[-200:]!r}") from None
+
+
+def probe(env: dict[str, str], python: str = sys.executable, device: Device | None = None) -> dict:
+    """Library versions as the snippets will see them, and ``device`` as its probe describes
+    it (under "gpu", the name recordings have always used; None without a device)."""
+    info = _last_json(python, _VERSIONS, env, "the version probe")
+    info["gpu"] = None
+    if device is not None:
+        found = _last_json(python, device.probe, env, f"the {device.key} device's probe")
+        if found is not None and not (isinstance(found, dict) and isinstance(found.get("name"), str)):
+            raise RuntimeError(f"the {device.key} device's probe printed {found!r}: it must print a JSON "
+                               'object with a "name", or null when no such device is visible.')
+        info["gpu"] = found
     return info
 
 
@@ -125,8 +104,9 @@ def git(root: Path) -> dict:
     }
 
 
-def machine(root: Path, env: dict[str, str], python: str = sys.executable) -> dict:
-    info = probe(env, python)
+def machine(root: Path, env: dict[str, str], python: str = sys.executable,
+            device: Device | None = None) -> dict:
+    info = probe(env, python, device)
     try:
         flags = targets.load(root).flags
     except targets.TargetError:

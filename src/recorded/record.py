@@ -100,7 +100,7 @@ def record(
                 info = dict(machine_for(target))
             else:
                 env = runner.target_env(t, Path(tempfile.gettempdir()))
-                info = provenance.machine(store.root, env, python)
+                info = provenance.machine(store.root, env, python, t.device)
             info["target"] = {"name": t.name, "description": t.description,
                               "env": dict(t.env), "check": printed}
             if admit:

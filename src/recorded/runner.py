@@ -7,6 +7,7 @@ started), and bounded output capture.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import signal
@@ -149,18 +150,9 @@ class TargetCheckFailed(RuntimeError):
     """This machine cannot record a target: what it lacks, or what its check printed."""
 
 
-@functools.lru_cache(maxsize=None)
-def check(target: Target, python: str = sys.executable) -> str | None:
-    """Prove this machine is what ``target`` claims, before anything is recorded on it.
-
-    Returns what the target's check printed (None when it has no check); raises
-    TargetCheckFailed saying why not. Starts Python only for a target with a check, once
-    per target and interpreter.
-    """
-    if not target.detected():
-        raise TargetCheckFailed(f"none of {', '.join(target.detect)} is on this machine")
-    if target.check is None:
-        return None
+def _printed(target: Target, python: str) -> tuple[str, subprocess.CompletedProcess]:
+    """The last line ``target``'s check prints in ``target``'s environment, and the run."""
+    assert target.check is not None
     with tempfile.TemporaryDirectory(prefix="record-runs-check-") as tmp:
         try:
             done = subprocess.run(
@@ -169,7 +161,24 @@ def check(target: Target, python: str = sys.executable) -> str | None:
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise TargetCheckFailed(f"its check could not run ({exc})") from None
-    printed = (done.stdout.strip().splitlines() or [""])[-1].strip()
+    return (done.stdout.strip().splitlines() or [""])[-1].strip(), done
+
+
+@functools.lru_cache(maxsize=None)
+def check(target: Target, python: str = sys.executable) -> str | None:
+    """Prove this machine is what ``target`` claims, before anything is recorded on it.
+
+    Returns what the target's check printed (None when it has no check); raises
+    TargetCheckFailed saying why not. Starts Python only for a target with a check, once
+    per target and interpreter. An emulated target's check also runs in its host's
+    environment, where it must print something else: a check that prints the same with
+    and without the limits cannot tell whether they took effect.
+    """
+    if not target.detected():
+        raise TargetCheckFailed(f"none of {', '.join(target.detect)} is on this machine")
+    if target.check is None:
+        return None
+    printed, done = _printed(target, python)
     if done.returncode != 0 or printed != target.check.prints:
         why = (done.stderr.strip().splitlines() or [""])[-1] if done.returncode else ""
         raise TargetCheckFailed(
@@ -177,4 +186,12 @@ def check(target: Target, python: str = sys.executable) -> str | None:
             + (f" (exit code {done.returncode}: {why})" if done.returncode else "")
             + f"; the check, run with {dict(target.env)}: {target.check.code}"
         )
+    if target.host is not None:
+        unlimited, _ = _printed(dataclasses.replace(target, env=target.host_env), python)
+        if unlimited == printed:
+            raise TargetCheckFailed(
+                f"its check prints {printed!r} in its host {target.host}'s environment too "
+                f"({dict(target.host_env)}), so it cannot tell {target.name} from {target.host}; "
+                f"make the check print what the limits in its env change: {target.check.code}"
+            )
     return printed

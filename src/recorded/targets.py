@@ -11,22 +11,26 @@ their tabs appear::
     description = "..."                   # one honest line, shown under each output
     env = { ONEDNN_MAX_CPU_ISA = "AVX2" } # set for each run (and for its check)
     required = true                       # must be fresh in every build, not only the release
-    detect = ["nvidia-smi"]               # optional: files or commands, one must exist
+    detect = ["/dev/npu0", "npu-smi"]     # optional: files or commands, one must exist
+    device = "npu"                        # optional: its device beyond the CPU, by the key of a
+                                          # known one or in full (see devices.py)
     # optional: Python run in the target's environment before recording; its last
     # printed line must be `prints`, or nothing is recorded on this target
     check = { code = "import torch; print(torch.backends.cpu.get_cpu_capability())", prints = "AVX2" }
     # optional: the hardware it is, as /proc/cpuinfo reports it (flags present, flags
-    # absent) and a GPU; checked before recording, and against every stored recording
-    requires = { flags = ["avx2"], absent = ["avx512f"], gpu = false }
+    # absent); checked before recording, and against every stored recording (a target
+    # with a device also requires a recording to store that device)
+    requires = { flags = ["avx2"], absent = ["avx512f"] }
     runs-on = ["ubuntu-latest"]            # the CI runner labels that can record it
     # an emulated target (the same machine with limits in env) names its host target: it
-    # inherits the host's requirement, and its recordings share the host's machine
+    # inherits the host's requirement, and its recordings share the host's machine; its
+    # check must print something else in the host's environment, or it proves nothing
     emulated = true
     host = "cpu-amx"
 
-``[tool.record-runs] auto = ["cuda", "cpu"]`` lists, most wanted first, the targets that
+``[tool.record-runs] auto = [...]`` lists, most wanted first, the targets that
 ``--target auto`` and the tests' live runs choose from. A project that declares no
-targets gets ``cpu`` and ``cuda``, as below.
+targets gets builtin.toml's.
 """
 
 from __future__ import annotations
@@ -37,49 +41,36 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cpu_flags
+from . import cpu_flags, devices, schema
+from .devices import Device
+from .schema import Key
 
 CONFIG_FILE = "pyproject.toml"
 TABLE = "tool.record-runs.targets"
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
-#: The targets of a project whose pyproject.toml declares none.
-DEFAULT_TARGETS = {
-    "cpu": {
-        "label": "CPU",
-        "provides": ["cpu"],
-        "description": "the CPU, with every GPU hidden",
-        "env": {"CUDA_VISIBLE_DEVICES": ""},
-        "required": True,
-    },
-    "cuda": {
-        "label": "CUDA",
-        "provides": ["cpu", "cuda"],
-        "description": "an NVIDIA GPU through CUDA",
-        "detect": ["/proc/driver/nvidia", "nvidia-smi"],
-        "check": {"code": "import torch; print(torch.cuda.is_available())", "prints": "True"},
-        "requires": {"gpu": True},
-    },
-}
-DEFAULT_AUTO = ["cuda", "cpu"]
-
-# key -> (what it must be, whether it must be given)
-_KEYS = {
-    "label": ("a string", True),
-    "provides": ("a list of strings", True),
-    "description": ("a string", True),
-    "env": ("a table of strings", False),
-    "required": ("true or false", False),
-    "detect": ("a list of strings", False),
-    "check": ("a table with code and prints, both strings", False),
-    "requires": ("a table of flags (a list), absent (a list) and gpu (true or false)", False),
-    "runs-on": ("a runner label or a list of them", False),
-    "emulated": ("true or false", False),
-    "host": ("the name of another target", False),
+_CHECK = {"code": Key("Python whose last printed line proves the target", schema.python, required=True),
+          "prints": Key("a string, the line the check must print", schema.any_text, required=True)}
+_REQUIRES = {"flags": Key("a list of CPU flag names", schema.texts, default=[]),
+             "absent": Key("a list of CPU flag names", schema.texts, default=[])}
+SCHEMA = {
+    "label": Key("a string", schema.text, required=True),
+    "provides": Key("a list of strings", schema.some_texts, required=True),
+    "description": Key("a string", schema.text, required=True),
+    "env": Key("a table of strings", schema.text_table, default={}),
+    "required": Key("true or false", schema.boolean, default=False),
+    "detect": Key("a list of strings", schema.texts, default=[]),
+    "check": Key("a table with code and prints, both strings", table=_CHECK),
+    "requires": Key("a table of flags (a list) and absent (a list)", table=_REQUIRES),
+    "device": Key("the key of a known device or a table of name, probe, available and guard",
+                  schema.text, table=devices.SCHEMA),
+    "runs-on": Key("a runner label or a list of them", schema.text_or_texts, default=[]),
+    "emulated": Key("true or false", schema.boolean, default=False),
+    "host": Key("the name of another target", schema.text),
 }
 
 
-class TargetError(ValueError):
+class TargetError(schema.ConfigError):
     """A target that is unknown or badly declared; the message says where and what to write."""
 
 
@@ -91,15 +82,21 @@ class Check:
 
 @dataclass(frozen=True)
 class Requirement:
-    """The hardware a kind of machine is: CPU flags present and absent, and a GPU."""
+    """The hardware a kind of machine is: CPU flags present and absent, and a device (its
+    words, as its target's ``device.name`` says; empty for none)."""
 
     flags: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
-    gpu: bool = False
+    device: str = ""
+
+    @property
+    def gpu(self) -> bool:
+        """Whether it needs a device (the name machines.py reads: recordings store it as gpu)."""
+        return bool(self.device)
 
     def __str__(self) -> str:
         words = [f"{f} present" for f in self.flags] + [f"{f} absent" for f in self.absent]
-        return ", ".join(words + (["a GPU"] if self.gpu else [])) or "nothing in particular"
+        return ", ".join(words + ([self.device] if self.device else [])) or "nothing in particular"
 
 
 @dataclass(frozen=True)
@@ -116,10 +113,19 @@ class Target:
     requires: Requirement = Requirement()
     runs_on: tuple[str, ...] = ()
     host: str | None = None  # set only for an emulated target
+    #: What it has beyond the CPU (devices.py); an emulated target shares its host's.
+    device: Device | None = None
+    #: An emulated target's host's environment, where its check must print something else.
+    host_env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def needs_device(self) -> bool:
+        return self.device is not None
 
     @property
     def needs_gpu(self) -> bool:
-        return "cuda" in self.provides
+        """The old name of ``needs_device``, still read outside the target code."""
+        return self.needs_device
 
     @property
     def emulated(self) -> bool:
@@ -184,91 +190,58 @@ class Targets:
     def label(self, name: str) -> str:
         return self.by_name[name].label if name in self.by_name else name
 
+    def device_for(self, requires: frozenset[str]) -> Device | None:
+        """The device a snippet that requires ``requires`` needs: none when a target without a
+        device provides it all, else the device of the first target that does."""
+        able = [t for t in self if requires <= t.provides]
+        if not able or any(t.device is None for t in able):
+            return None
+        return able[0].device
+
 
 def _check_entry(name: str, entry: object, where: str) -> Target:
-    if not isinstance(entry, dict):
-        raise TargetError(f"{where}: [{TABLE}.{name}] must be a table of keys {sorted(_KEYS)}.")
-    unknown = sorted(set(entry) - set(_KEYS))
-    if unknown:
-        raise TargetError(f"{where}: [{TABLE}.{name}] has unknown key(s) {unknown}; "
-                          f"the keys are {sorted(_KEYS)}.")
-    for key, (kind, needed) in _KEYS.items():
-        if needed and key not in entry:
-            raise TargetError(f"{where}: [{TABLE}.{name}] lacks {key!r}, which must be {kind}.")
-
-    def bad(key: str) -> TargetError:
-        return TargetError(f"{where}: [{TABLE}.{name}] {key} must be {_KEYS[key][0]}, "
-                           f"got {entry[key]!r}.")
-
-    def strings(key: str) -> tuple[str, ...]:
-        value = entry.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise bad(key)
-        return tuple(value)
-
-    for key in ("label", "description"):
-        if not isinstance(entry[key], str) or not entry[key].strip():
-            raise bad(key)
-    provides = strings("provides")
-    if not provides:
-        raise bad("provides")
-    env = entry.get("env", {})
-    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise bad("env")
-    required = entry.get("required", False)
-    if not isinstance(required, bool):
-        raise bad("required")
-    check = entry.get("check")
-    if check is not None:
-        if (not isinstance(check, dict) or set(check) != {"code", "prints"}
-                or not all(isinstance(v, str) for v in check.values())):
-            raise bad("check")
-        check = Check(check["code"], check["prints"].strip())
-    runs_on = entry.get("runs-on", [])
-    runs_on = [runs_on] if isinstance(runs_on, str) else runs_on
-    if not isinstance(runs_on, list) or not all(isinstance(v, str) and v for v in runs_on):
-        raise bad("runs-on")
-    emulated, host = entry.get("emulated", False), entry.get("host")
-    if not isinstance(emulated, bool):
-        raise bad("emulated")
-    if host is not None and (not isinstance(host, str) or not host):
-        raise bad("host")
+    table = f"{TABLE}.{name}"
+    shown = f"{where}: [{table}]"
+    v = schema.validate(SCHEMA, entry, where, table, TargetError)
+    check = Check(v["check"]["code"], v["check"]["prints"].strip()) if v["check"] else None
+    runs_on = [v["runs-on"]] if isinstance(v["runs-on"], str) else v["runs-on"]
+    emulated, host = v["emulated"], v["host"]
     if emulated and host is None:
-        raise TargetError(f"{where}: [{TABLE}.{name}] is emulated but names no host: add host = "
+        raise TargetError(f"{shown} is emulated but names no host: add host = "
                           "\"<target>\", the kind of machine it is recorded on with its limits.")
     if host is not None and not emulated:
-        raise TargetError(f"{where}: [{TABLE}.{name}] names host {host!r} but is not emulated: "
+        raise TargetError(f"{shown} names host {host!r} but is not emulated: "
                           "add emulated = true, or drop host.")
     if emulated and check is None:
-        raise TargetError(f"{where}: [{TABLE}.{name}] is emulated and has no check: add a check "
+        raise TargetError(f"{shown} is emulated and has no check: add a check "
                           "that proves in the run that each limit it sets took effect.")
-    return Target(name, entry["label"].strip(), frozenset(provides), " ".join(entry["description"].split()),
-                  tuple(env.items()), required, strings("detect"), check,
-                  _requirement(name, entry, where), tuple(runs_on), host)
+    device = _device(name, v["device"], shown)
+    return Target(name, v["label"].strip(), frozenset(v["provides"]), " ".join(v["description"].split()),
+                  tuple(v["env"].items()), v["required"], tuple(v["detect"]), check,
+                  _requirement(v["requires"] or {"flags": [], "absent": []}, device, shown),
+                  tuple(runs_on), host, device)
 
 
-def _requirement(name: str, entry: dict, where: str) -> Requirement:
-    value = entry.get("requires", {})
-    shown = f"{where}: [{TABLE}.{name}] requires"
-    if not isinstance(value, dict) or set(value) - {"flags", "absent", "gpu"}:
-        raise TargetError(f"{shown} must be {_KEYS['requires'][0]}, got {value!r}.")
-    lists = {}
+def _device(name: str, value: str | dict | None, shown: str) -> Device | None:
+    if value is None or isinstance(value, dict):
+        return value and devices.make(name, value)
+    known = devices.known()
+    if value not in known:
+        raise TargetError(f"{shown} device {value!r} is not a known device (known: {sorted(known)}); "
+                          "declare it in full: device = { name = ..., probe = ..., available = ... }.")
+    return known[value]
+
+
+def _requirement(value: dict, device: Device | None, shown: str) -> Requirement:
     for key in ("flags", "absent"):
-        names = value.get(key, [])
-        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
-            raise TargetError(f"{shown}.{key} must be a list of CPU flag names, got {names!r}.")
-        bad = cpu_flags.unknown(names)
+        bad = cpu_flags.unknown(value[key])
         if bad:
-            raise TargetError(f"{shown}.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
+            raise TargetError(f"{shown} requires.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
                               "Linux shows in /proc/cpuinfo (known ones: recorded/cpu_flags.py).")
-        lists[key] = tuple(names)
-    both = sorted(set(lists["flags"]) & set(lists["absent"]))
+    both = sorted(set(value["flags"]) & set(value["absent"]))
     if both:
-        raise TargetError(f"{shown}: {both} both present (flags) and absent (absent).")
-    gpu = value.get("gpu", False)
-    if not isinstance(gpu, bool):
-        raise TargetError(f"{shown}.gpu must be true or false, got {gpu!r}.")
-    return Requirement(lists["flags"], lists["absent"], gpu)
+        raise TargetError(f"{shown} requires: {both} both present (flags) and absent (absent).")
+    return Requirement(tuple(value["flags"]), tuple(value["absent"]), device.name if device else "")
 
 
 def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, Target]:
@@ -283,13 +256,14 @@ def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, 
             raise TargetError(f"{shown} is not a target; the targets are {list(by_name)}.")
         if host.emulated or host.name == name:
             raise TargetError(f"{shown} must be a native target (one that names no host).")
-        own = t.requires if "requires" in declared[name] else host.requires
+        declared_own = "requires" in declared[name] or "device" in declared[name]
+        own = t.requires if declared_own else host.requires
         if own != host.requires or not t.provides <= host.provides:
             raise TargetError(f"{shown} requires {host.requires} and provides {sorted(host.provides)}, "
                               f"but {name} claims to require {own} and provide {sorted(t.provides)}: "
                               "an emulated target runs on its host's hardware; drop its requires "
                               "or name a host that is that hardware.")
-        out[name] = dataclasses.replace(t, requires=host.requires)
+        out[name] = dataclasses.replace(t, requires=host.requires, device=host.device, host_env=host.env)
     return out
 
 
@@ -298,7 +272,8 @@ def parse(config: dict, where: str) -> Targets:
     tool = config.get("tool", {}).get("record-runs", {})
     declared = tool.get("targets")
     if declared is None:
-        declared, auto = DEFAULT_TARGETS, tool.get("auto", DEFAULT_AUTO)
+        builtin = devices.builtin()["record-runs"]
+        declared, auto = builtin["targets"], tool.get("auto", builtin["auto"])
         where_shown = "the built-in targets (no [tool.record-runs.targets] in pyproject.toml)"
     else:
         auto, where_shown = tool.get("auto"), where
@@ -324,7 +299,7 @@ def parse(config: dict, where: str) -> Targets:
 
 
 def load(root: Path) -> Targets:
-    """The targets declared in root/pyproject.toml, or the built-in cpu and cuda."""
+    """The targets declared in root/pyproject.toml, or the built-in ones (builtin.toml)."""
     path = Path(root) / CONFIG_FILE
     try:
         text = path.read_text(encoding="utf-8")
