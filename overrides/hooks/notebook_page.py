@@ -8,10 +8,17 @@ blocks, so Material styles them (both palettes, copy button) and nothing is inli
 
 - the inlined <style> and <script> blocks and the per-cell copy widgets are dropped;
 - a Markdown cell becomes its rendered HTML; a code cell a Material code block, its
-  outputs plain text blocks after it;
-- code is highlighted with fewer, coarser tokens (comments, strings, keywords and the
-  names of functions and classes; the rest stays plain), adjacent ones merged: the
-  limit is 1,500 elements on the page, tested, and each token is one.
+  outputs plain text blocks after it (without copy buttons: the code is what a reader
+  copies, and the output is the recorded one);
+- headings keep their ids (and the notebook's own anchors, ``#page-measure``) but lose
+  their permalinks, for the reason search leaves the page out (below): a link to a
+  section should lead to the lesson page;
+- code is highlighted coarsely: comments and docstrings, the prose inside the code, are
+  set apart and the rest stays plain (adjacent runs merged), and the same goes for a
+  fenced example in a Markdown cell. The limit is 1,500 elements on the page, tested,
+  and each highlighted run is one: the lesson's snippets print their own timing rule
+  and verdicts now, and highlighting keywords and strings as well cost some 800
+  elements. The lesson pages keep full highlighting.
 
 The page is also left out of the search index: every sentence on it is on a lesson page
 too, and a hit should lead there once, not twice.
@@ -28,16 +35,12 @@ import re
 from bs4 import BeautifulSoup
 from pygments import lex
 from pygments.lexers import PythonLexer
-from pygments.token import Comment, Keyword, Name, String
+from pygments.token import Comment, String
 
 # Coarse token classes, named as Material's stylesheet names them.
 CLASSES = [
     (String.Doc, "sd"),
     (Comment, "c"),
-    (String, "s"),
-    (Keyword, "k"),
-    (Name.Function, "nf"),
-    (Name.Class, "nf"),
 ]
 
 
@@ -92,18 +95,21 @@ def lighten(content: str) -> str:
         if "jp-MarkdownCell" in classes:
             rendered = cell.find("div", class_="jp-RenderedMarkdown")
             for link in rendered.find_all("a", class_="anchor-link"):
-                link["class"] = "headerlink"
-                link["title"] = "Permanent link"
+                link.decompose()
+            for example in rendered.find_all("div", class_="highlight"):
+                # A fenced example (a >>> session, say), as coarsely as a code cell.
+                light = code_block(example.get_text().rstrip("\n"), "python")
+                example.replace_with(BeautifulSoup(light, "html.parser"))
             parts.append(rendered.decode_contents())
         elif "jp-CodeCell" in classes:
             source = cell.find("div", class_="highlight-ipynb")
             code = source.find("pre").get_text() if source else ""
-            parts.append(f'<div class="notebook-cell">{code_block(code.rstrip(), "python")}')
+            parts.append(code_block(code.rstrip(), "python"))
             for output in cell.find_all("div", class_="jp-OutputArea-output"):
                 stderr = output.get("data-mime-type") == "application/vnd.jupyter.stderr"
                 text = output.get_text().strip("\n")
-                parts.append(code_block(text, None, " notebook-output" + (" notebook-stderr" if stderr else "")))
-            parts.append("</div>")
+                extra = " notebook-output no-copy" + (" notebook-stderr" if stderr else "")
+                parts.append(code_block(text, None, extra))
         else:  # a raw cell, which the lesson's notebook has none of
             parts.append(str(cell))
     return '<div class="notebook">\n' + "\n".join(parts) + "\n</div>\n"
