@@ -16,6 +16,7 @@ import pytest
 from fakes import FAKE_MACHINE, fake_cpu
 
 from recorded import cli, kinds, machines, provenance, targets
+from recorded.choose import ChoiceError, choose
 from recorded.bundles import bundle_json
 from recorded.store import Recording, Store
 
@@ -224,6 +225,95 @@ def test_the_provenance_stores_every_flag_a_requirement_names(tmp_path):
 
     assert {"sse4_2", "avx512f", "amx_bf16", "avx2"} <= set(cpu["looked_for"])
     assert set(cpu["features"]) <= set(cpu["looked_for"])
+
+
+# -- choosing targets: one chooser for the command line and the tests' live runs -----------
+
+
+def test_named_targets_are_chosen_each_once_and_a_kind_this_machine_is_not_is_skipped_with_why(
+        tmp_path, machine_is):
+    known = targets.load(make(tmp_path))
+    machine_is(XEON)
+    assert choose(known, "amx, amx-limited,amx").chosen == ("amx", "amx-limited")
+
+    machine_is(EPYC)
+    choice = choose(known, "amx")
+    assert choice.named and choice.chosen == ()
+    assert choice.skipped == (("amx", "this machine is not a amx machine (CPU flag amx_bf16 missing; amx "
+                                      "requires amx_bf16 present); this machine can record none of the targets"),)
+
+
+def test_an_unknown_target_name_is_refused_naming_the_known_ones(tmp_path):
+    known = targets.load(make(tmp_path))
+
+    with pytest.raises(ChoiceError) as raised:
+        choose(known, "amx,tpu")
+    assert "--target: unknown target 'tpu'; the targets are ['amx', 'amx-limited', 'small']" in str(raised.value)
+    assert "Or use --target all or --target auto." in str(raised.value)
+
+
+def test_all_chooses_every_target_this_machine_can_run_and_says_why_not_the_others(
+        tmp_path, machine_is, fake_machine):
+    known = targets.load(make(tmp_path))
+    machine_is(XEON)
+    fake_machine.failing["amx-limited"] = "its check printed '0', not '1'"
+
+    choice = choose(known)  # all is the default
+
+    assert not choice.named and choice.chosen == ("amx",)
+    assert [name for name, _ in choice.skipped] == ["amx-limited", "small"]
+    assert choice.skipped[0][1] == "its check printed '0', not '1'"
+    assert "small requires avx2 present, avx512f absent" in choice.skipped[1][1]
+
+
+def test_a_target_nothing_will_run_on_is_not_probed(tmp_path, machine_is, fake_machine):
+    known = targets.load(make(tmp_path))
+    machine_is(AVX2)
+
+    assert choose(known, needed=lambda name: False).chosen == ("amx", "amx-limited", "small")
+    assert choose(known, "amx", needed=lambda name: False).chosen == ("amx",)
+    assert fake_machine.calls == []  # no check started, so no Python and no torch
+
+
+def test_auto_chooses_the_first_auto_target_this_machine_can_run(tmp_path, machine_is, fake_machine):
+    known = targets.load(make(tmp_path))  # auto = ["amx", "small"]
+    machine_is(XEON)
+    assert choose(known, "auto").chosen == ("amx",)
+
+    machine_is(AVX2)
+    choice = choose(known, "auto")
+    assert choice.chosen == ("small",) and [name for name, _ in choice.skipped] == ["amx"]
+    assert choice.why().startswith("amx: this machine is not a amx machine")
+
+
+def test_auto_with_no_target_possible_here_is_refused_naming_each_reason(tmp_path, machine_is):
+    known = targets.load(make(tmp_path))
+    machine_is(EPYC)  # AVX-512 without AMX: neither amx nor small
+
+    for needed in (lambda name: True, lambda name: False):
+        with pytest.raises(ChoiceError) as raised:
+            choose(known, "auto", needed=needed)
+        message = str(raised.value)
+        assert message.startswith("--target auto: none of the auto targets ['amx', 'small']")
+        assert "amx: this machine is not a amx machine" in message and "small: " in message
+        assert message.endswith("name one with --target.")
+
+
+def test_the_live_runs_take_the_target_the_recorder_chooses(tmp_path, machine_is):
+    from recorded.sybil_parser import LiveRuns
+
+    known = targets.load(make(tmp_path))
+    for flags, expected in ((XEON, "amx"), (AVX2, "small")):
+        machine_is(flags)
+        live = LiveRuns()
+        live.targets = known
+        assert live.target.name == expected == choose(known, "auto").chosen[0]
+
+    machine_is(EPYC)
+    live = LiveRuns()
+    live.targets = known
+    with pytest.raises(ChoiceError, match=r"^the tests' live runs: none of the auto targets"):
+        live.target
 
 
 # -- one tab, one machine ------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
-from . import blocks, claims, kinds, runner
+from . import blocks, choose, claims, runner
 from .snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
 from . import targets as targets_
 from .targets import Target, Targets
@@ -46,25 +46,16 @@ class LiveRuns:
             self._options["threads"] = threads
         self.results: dict[tuple[str, str], runner.RunResult] = {}
         self.count: dict[str, int] = {}
-        self._target: str | None = None
+        self._target: Target | None = None
 
     @property
     def target(self) -> Target:
         """The first of the project's auto targets that this machine can run. Decided once."""
         if self._target is None:
             self.targets = self.targets or targets_.parse({}, "pyproject.toml")
-            for name in self.targets.auto:
-                candidate = self.targets.get(name)
-                if kinds.unmet_here(self.targets, candidate):  # not this kind of machine
-                    continue
-                try:
-                    runner.check(candidate)
-                except runner.TargetCheckFailed:
-                    continue
-                self._target = candidate
-                break
-            else:
-                raise RuntimeError(f"none of the auto targets {list(self.targets.auto)} can run here")
+            # The recorder's own choice (choose.py), so both agree on what this machine is.
+            chosen = choose.choose(self.targets, choose.AUTO, where="the tests' live runs")
+            self._target = self.targets.get(chosen.chosen[0])
         return self._target
 
     def __call__(self, snippet: Snippet) -> runner.RunResult:
