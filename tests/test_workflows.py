@@ -34,9 +34,6 @@ WRITERS = {
     ("record.yml", "merge"): {"contents", "pull-requests"},
     ("pages.yml", "deploy"): {"pages", "id-token"},
 }
-GPU_LABELS = ["self-hosted", "linux", "x64", "gpu"]
-
-
 def load(name):
     return yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
 
@@ -253,13 +250,24 @@ def test_record_runs_on_dispatch_and_on_pushes_to_main_that_touch_recorded_code(
     assert {"snippets/**", "src/recorded/**", "scripts/record_runs.py"} <= set(push["paths"])
 
 
-def test_record_matrix_has_the_hosted_avx2_runner_and_a_self_hosted_gpu_runner():
+def hosted_entry() -> dict:
+    """The record matrix's one job on a GitHub-hosted runner."""
+    (entry,) = [e for e in jobs("record.yml")["record"]["strategy"]["matrix"]["include"] if e["hosted"]]
+    return entry
+
+
+def test_record_matrix_has_a_hosted_runner_and_runs_each_target_with_a_device_self_hosted():
+    from recorded.targets import load
+
     job = jobs("record.yml")["record"]
     include = job["strategy"]["matrix"]["include"]
-    by_target = {entry["target"]: entry["runner"] for entry in include}
-    assert by_target["cuda"] == GPU_LABELS
+    by_target = {name: entry["runner"] for entry in include for name in entry["targets"].split(",")}
+    assert hosted_entry()
+    for target in load(ROOT):
+        if target.needs_device:  # no hosted runner has one
+            assert "self-hosted" in by_target[target.name], target.name
     assert job["runs-on"] == "${{ matrix.runner }}"
-    assert job["strategy"]["fail-fast"] is False, "a CPU failure must not cancel the GPU run"
+    assert job["strategy"]["fail-fast"] is False, "one runner's failure must not cancel the others"
 
 
 def test_record_matrix_is_the_targets_runs_on_data():
@@ -289,13 +297,14 @@ def test_the_hosted_ubuntu_job_records_only_what_an_avx2_only_machine_is():
 
     known = load(ROOT)
     avx2_only = {"cpu": {"features": ["avx2", "fma"], "looked_for": list(known.flags) + ["fma"]}, "gpu": None}
-    (hosted,) = [e for e in jobs("record.yml")["record"]["strategy"]["matrix"]["include"] if e["hosted"]]
+    hosted = hosted_entry()
     assert hosted["runner"] in ("ubuntu-latest", ["ubuntu-latest"])
-    assert hosted["targets"] == "cpu-avx2"
-    for name in hosted["targets"].split(","):
+    names = hosted["targets"].split(",")
+    assert names == [t.name for t in known if t.runs_on == ("ubuntu-latest",)]
+    for name in names:
         assert machines.unmet(known.get(name).requires, avx2_only) == [], name
     others = [t.name for t in known if not machines.unmet(t.requires, avx2_only)]
-    assert others == ["cpu-avx2"], "every kind an AVX2-only machine is records on the hosted runner"
+    assert others == names, "every kind an AVX2-only machine is records on the hosted runner"
 
 
 def test_record_gpu_runner_is_documented_at_the_top():
@@ -448,7 +457,7 @@ def rehearse(tmp_path: Path, flags: str) -> tuple[list[subprocess.CompletedProce
     (shims / "python3").chmod(0o755)
     (shims / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     job = jobs("record.yml")["record"]
-    (entry,) = [e for e in job["strategy"]["matrix"]["include"] if e["hosted"]]
+    entry = hosted_entry()
     env = dict(os.environ, PATH=f"{shims}{os.pathsep}{os.environ['PATH']}",
                PYTHONPATH=f"{clone / 'src'}{os.pathsep}{shims}", REHEARSAL_CPU_FLAGS=flags,
                TARGET=entry["target"], TARGETS=entry["targets"], FORCE="false", RUNNER_NAME="rehearsal",
@@ -468,23 +477,25 @@ def rehearse(tmp_path: Path, flags: str) -> tuple[list[subprocess.CompletedProce
     return done, clone
 
 
-def test_rehearsal_the_hosted_job_records_cpu_avx2_into_its_bundle_on_an_avx2_only_machine(tmp_path):
+def test_rehearsal_the_hosted_job_records_its_target_into_its_bundle_on_an_avx2_only_machine(tmp_path):
     done, clone = rehearse(tmp_path, "avx2 fma")
+    target = hosted_entry()["target"]
 
     assert [r.returncode for r in done] == [0] * len(done), [r.stderr[-500:] for r in done]
-    bundle = json.loads((clone / "bundle-cpu-avx2.json").read_text())
+    bundle = json.loads((clone / f"bundle-{target}.json").read_text())
     (rec,) = bundle["recordings"]
-    assert (rec["snippet"], rec["target"], rec["status"]) == ("rehearsal/01_hello.py", "cpu-avx2", "ok")
+    assert (rec["snippet"], rec["target"], rec["status"]) == ("rehearsal/01_hello.py", target, "ok")
     assert rec["stdout"] == ["hello from the runner"]
     cpu = rec["machine"]["cpu"]
     assert cpu["features"] == ["avx2", "fma"] and "avx512f" in cpu["looked_for"]
-    assert "recording success" in (clone / "machine-cpu-avx2.md").read_text()
+    assert "recording success" in (clone / f"machine-{target}.md").read_text()
 
 
 def test_rehearsal_a_hosted_runner_with_avx512_fails_with_the_recorders_reason(tmp_path):
     done, clone = rehearse(tmp_path, "avx2 fma avx512f avx512_bf16")
 
+    target = hosted_entry()["target"]
     record = next(r for r in done if "record_runs.py" in r.args[-1])
     assert record.returncode == 2
-    assert "this machine is not a cpu-avx2 machine (CPU flag avx512f present" in record.stderr
-    assert not (clone / "bundle-cpu-avx2.json").exists() and not (clone / "recordings").exists()
+    assert f"this machine is not a {target} machine (CPU flag avx512f present" in record.stderr
+    assert not (clone / f"bundle-{target}.json").exists() and not (clone / "recordings").exists()

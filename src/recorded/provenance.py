@@ -71,26 +71,37 @@ print(json.dumps({"python": platform.python_version(), "numpy": version("numpy")
 """
 
 
-def _last_json(python: str, script: str, env: dict[str, str], what: str):
-    out = _run([python, "-c", script], env=env)
-    if out is None:
-        raise RuntimeError(f"could not run {what} with {python}")
+def _last_json(python: str, script: str, env: dict[str, str], what: str, error: type[Exception]):
     try:
-        return json.loads((out.strip().splitlines() or [""])[-1])
+        done = subprocess.run([python, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise error(f"could not run {what} with {python} ({exc})") from None
+    last = (done.stdout.strip().splitlines() or [""])[-1]
+    try:
+        if done.returncode == 0:
+            return json.loads(last)
     except ValueError:
-        raise RuntimeError(f"{what} did not print JSON as its last line: {out.strip()[-200:]!r}") from None
+        pass
+    why = (done.stderr.strip().splitlines() or [""])[-1]
+    raise error(f"{what} did not print JSON as its last line (it printed {last!r}"
+                + (f", exit code {done.returncode}: {why}" if done.returncode else "") + ")")
+
+
+class ProbeFailed(targets.TargetError):
+    """A target's device probe that did not describe a device: nothing is recorded on it."""
 
 
 def probe(env: dict[str, str], python: str = sys.executable, device: Device | None = None) -> dict:
     """Library versions as the snippets will see them, and ``device`` as its probe describes
     it (under "gpu", the name recordings have always used; None without a device)."""
-    info = _last_json(python, _VERSIONS, env, "the version probe")
+    info = _last_json(python, _VERSIONS, env, "the version probe", RuntimeError)
     info["gpu"] = None
     if device is not None:
-        found = _last_json(python, device.probe, env, f"the {device.key} device's probe")
+        what = f"the {device.key} device's probe"
+        found = _last_json(python, device.probe, env, what, ProbeFailed)
         if found is not None and not (isinstance(found, dict) and isinstance(found.get("name"), str)):
-            raise RuntimeError(f"the {device.key} device's probe printed {found!r}: it must print a JSON "
-                               'object with a "name", or null when no such device is visible.')
+            raise ProbeFailed(f"{what} printed {found!r}: it must print a JSON object with a \"name\", "
+                              "or null when no such device is visible. Nothing was recorded.")
         info["gpu"] = found
     return info
 
