@@ -11,4 +11,4 @@ sys.path.insert(0, str(ROOT / "src"))
 from recorded.__main__ import run  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(run(ROOT))
+    sys.exit(run(ROOT, sys.argv[0]))  # messages name the script as it was typed

@@ -20,8 +20,10 @@ ENGINE = ROOT / "src" / "recorded"
 MODULES = {p.stem: p for p in sorted(ENGINE.glob("*.py"))}
 MAX_LINES = 400
 #: What scripts/record_runs.py imports, with everything those import.
-RECORDER = ("cli", "record", "runner", "store", "snippets", "targets", "provenance", "bundles",
-            "compare", "listing", "lessons", "describe")
+RECORDER = ("cli", "commands", "choose", "kinds", "record", "runner", "store", "snippets", "targets",
+            "provenance", "bundles", "compare", "listing", "lessons", "describe")
+#: Site tooling (serving the built site, driving a browser) belongs in scripts/, not the engine.
+SITE_TOOLING = ("http.server", "socketserver", "webbrowser")
 
 
 def imports(path: Path) -> set[str]:
@@ -75,3 +77,15 @@ def test_the_engine_names_no_lesson():
     found = {f"{name}: {module}" for module, path in MODULES.items() for name in names
              if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", path.read_text(encoding="utf-8"))}
     assert not found, f"the engine names the lesson's own files or folders: {sorted(found)}"
+
+
+def test_site_tooling_lives_outside_the_engine():
+    found = {f"{module}: {node.names[0].name if isinstance(node, ast.Import) else node.module}"
+             for module, path in MODULES.items() for node in ast.walk(ast.parse(path.read_text("utf-8")))
+             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0)
+             and any((a.name if isinstance(node, ast.Import) else node.module or "").startswith(SITE_TOOLING)
+                     for a in node.names)}
+    assert not found, f"site tooling imported by the engine (move it to scripts/, as bench.py): {sorted(found)}"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench.py"), "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--lighthouse-runs" in done.stdout, done.stderr

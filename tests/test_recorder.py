@@ -27,7 +27,7 @@ from processes import gone_soon
 from recorded import cli, kinds, provenance, runner
 from recorded.record import TO_RECORD, plan, record, to_run
 from recorded.snippets import SnippetError, discover, load
-from recorded.store import Recording, RecordingError, Store
+from recorded.store import Recording, RecordingError, Store, this_python
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_MACHINE = provenance.machine
@@ -730,6 +730,54 @@ def test_real_script_with_nothing_stale_exits_0_without_importing_torch():
     codes, seconds = done.stdout.splitlines()[-1].rsplit(" ", 1)
     assert codes == "[0]"
     assert float(seconds) < 1.0
+
+
+# -- 9b. the command line names the command the user ran ------------------------------------
+
+
+def test_messages_and_fix_lines_name_the_command_the_user_ran(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    started = {cli.MODULE: "python -m recorded", str(tmp_path / "scripts" / "record_runs.py"):
+               "python scripts/record_runs.py", None: "python scripts/record_runs.py"}
+
+    for prog, command in started.items():
+        assert cli.main(["--check"], root=tmp_path, prog=prog) == 1
+        assert f"fix: {command} --target cpu lesson/01_a.py" in capsys.readouterr().out
+        assert cli.main(["--target", "tpu"], root=tmp_path, prog=prog) == 2
+        name = "python -m recorded" if prog == cli.MODULE else "scripts/record_runs.py"
+        assert capsys.readouterr().err.startswith(f"{name}: --target: unknown target 'tpu'")
+
+
+def test_help_from_python_m_recorded_names_that_command():
+    done = subprocess.run([sys.executable, "-m", "recorded", "--help"], capture_output=True, text=True,
+                          timeout=60, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    command = f"{this_python(REPO)} -m recorded"  # .venv/bin/python -m recorded, as typed here
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"usage: {command} ")
+    assert f"  {command} --target cpu-avx2\n" in done.stdout and "record_runs.py" not in done.stdout
+
+
+def test_a_shard_is_computed_once_per_target_and_said_once(tmp_path, capsys, monkeypatch):
+    from recorded import commands
+
+    for n in range(3):
+        add_snippet(tmp_path, f"lesson/0{n}_a.py", HELLO)
+    computed = []
+
+    def spy(published, snippets, target, which):
+        computed.append(target)
+        return real(published, snippets, target, which)
+
+    real = commands.part
+    monkeypatch.setattr(commands, "part", spy)
+
+    assert main(tmp_path, "--shard", "1/2", "--target", "cpu") == 0
+    assert computed == ["cpu"]
+    assert capsys.readouterr().err.count("shard 1/2 on cpu takes 2 of 3 snippets") == 1
+    assert main(tmp_path, "--check", "--shard", "2/2", "--target", "cpu") == 1  # 1 of 3 recorded
+    assert computed == ["cpu", "cpu"]
+    assert capsys.readouterr().err.count("shard 2/2 on cpu takes ") == 1
 
 
 # -- 10. the store: atomic writes, recordings in the right place -----------------------------

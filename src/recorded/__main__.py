@@ -1,4 +1,4 @@
-"""`python -m recorded`: the recorder, for the project in the current folder (as record_runs.py)."""
+"""`python -m recorded`: the recorder, for the project in the current folder (as scripts/record_runs.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ import os
 import sys
 from pathlib import Path
 
-from .cli import main
+from .cli import MODULE, main
 
 
-def run(root: Path | None = None) -> int:
+def run(root: Path | None = None, prog: str = MODULE) -> int:
     """The recorder's command line, quiet when its reader stops reading: `--list | head`
-    ends the listing, not in a BrokenPipeError traceback."""
+    ends the listing, not in a BrokenPipeError traceback. ``prog``: how it was started
+    (cli.MODULE, or a script's path as typed), for its messages."""
     try:
-        code = main(root=root)
+        code = main(root=root, prog=prog)
         sys.stdout.flush()
         return code
     except BrokenPipeError:

@@ -1,4 +1,5 @@
-"""The command line of scripts/record_runs.py. Standard library only.
+"""The recorder's command line: arguments parsed and checked once into ``commands.Options``,
+the work done by commands.py, errors reported as the user started it. Standard library only.
 
 Importing this module must stay cheap: with nothing stale, a run reads file hashes and
 JSON and exits without starting torch.
@@ -9,74 +10,90 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tempfile
 from pathlib import Path
 
-from . import describe, kinds, lessons, provenance, runner
-from .bundles import BundleError, import_bundles, write_bundle
-from .listing import check, in_shard, shard_filter, show_list
-from .record import Item, plan, record, to_run
-from .runner import TargetCheckFailed
-from .snippets import Snippet, SnippetError, discover, load
-from .store import Recording, RecordingError, State, Store, this_python
+from . import kinds, lessons
+from .bundles import BundleError
+from .choose import ChoiceError
+from .commands import Options, UsageError, save_bundle
+from .commands import run as run_commands
+from .snippets import SnippetError
+from .store import Recording, RecordingError, Store, this_python
 from .targets import TargetError
 
+#: What ``main(prog=...)`` takes for `python -m recorded`; a script passes its own path.
+MODULE = "-m"
+SCRIPT = "scripts/record_runs.py"
+
+#: The --help examples; {prog} is the recorder as the user started it. Each command stands
+#: on its own line, so a long one (`.venv/bin/python -m recorded`) cannot break the layout.
 EPILOG = """\
 examples:
-  record_runs.py                      record what is missing, stale or failed, on every
-                                      target this machine can run (the targets live in
-                                      pyproject.toml; a target whose check fails here is
-                                      skipped, with the reason)
-  record_runs.py --target cpu-avx2    record on one target only (--target cpu,cpu-avx2:
-                                      on those two)
-  record_runs.py my_lesson/02_topic.py
-                                      record one snippet if it is missing, stale or failed
-                                      (a fresh one is not re-run; add --force for that)
-  record_runs.py --check              list missing, stale and failed recordings; exit 1 if any
-                                      that must be fresh (targets marked required always,
-                                      the others with --strict)
-  record_runs.py --list               every snippet and target, with state and last duration
+  {prog}
+      record what is missing, stale or failed, on every target this machine can run (the
+      targets live in pyproject.toml; a target whose check fails here is skipped, with the
+      reason)
+  {prog} --target cpu-avx2
+      record on one target only (--target cpu,cpu-avx2: on those two)
+  {prog} my_lesson/02_topic.py
+      record one snippet if it is missing, stale or failed (a fresh one is not re-run; add
+      --force for that)
+  {prog} --check
+      list missing, stale and failed recordings; exit 1 if any that must be fresh (targets
+      marked required always, the others with --strict)
+  {prog} --list
+      every snippet and target, with state and last duration
 
 hardware runners in CI:
-  record_runs.py --target cuda --bundle cuda.json
-                                      record as usual, and also write every recording this
-                                      run made into one file (an empty bundle when nothing
-                                      needed recording), to upload as an artifact
-  record_runs.py --shard 2/3 --bundle part2.json
-                                      take the second third of the snippets: the split is
-                                      balanced by the durations recorded in recordings/,
-                                      is the same on every runner, and the 3 shards cover
-                                      every snippet exactly once (--list/--check --shard
-                                      show one shard's part)
-  record_runs.py --import cpu.json cuda.json
-                                      merge bundles into recordings/, each all or nothing:
-                                      a bundle that is damaged, names an unknown snippet or
-                                      target, or holds a recording of an older version of a
-                                      snippet is refused; a failed run never replaces a good
-                                      recording; importing a bundle twice changes nothing.
-                                      Exit 1 if anything was refused
-  record_runs.py --import old.json --allow-stale
-                                      import recordings of outdated snippets anyway; they
-                                      show as stale on the site and in --check
+  {prog} --target cuda --bundle cuda.json
+      record as usual, and also write every recording this run made into one file (an
+      empty bundle when nothing needed recording), to upload as an artifact
+  {prog} --shard 2/3 --bundle part2.json
+      take the second third of the snippets: the split is balanced by the durations
+      recorded in recordings/, is the same on every runner, and the 3 shards cover every
+      snippet exactly once (--list/--check --shard show one shard's part)
+  {prog} --import cpu.json cuda.json
+      merge bundles into recordings/, each all or nothing: a bundle that is damaged, names
+      an unknown snippet or target, or holds a recording of an older version of a snippet
+      is refused; a failed run never replaces a good recording; importing a bundle twice
+      changes nothing. Exit 1 if anything was refused
+  {prog} --import old.json --allow-stale
+      import recordings of outdated snippets anyway; they show as stale on the site and in
+      --check
 
 readers:
-  record_runs.py --compare my_lesson/06_timing.py
-                                      run snippets here, without touching recordings/, and
-                                      print this machine's verdict lines (": True"/": False")
-                                      and timings beside the published CPU and CUDA ones
-  record_runs.py --compare --out mine/
-                                      the same, and keep this machine's recordings in
-                                      mine/<target>/... (the layout of recordings/)
-  record_runs.py --out mine/          record into mine/ instead of recordings/; only what
-                                      is missing, stale or failed there runs
+  {prog} --compare my_lesson/06_timing.py
+      run snippets here, without touching recordings/, and print this machine's verdict
+      lines (": True"/": False") and timings beside the published CPU and CUDA ones
+  {prog} --compare --out mine/
+      the same, and keep this machine's recordings in mine/<target>/... (the layout of
+      recordings/)
+  {prog} --out mine/
+      record into mine/ instead of recordings/; only what is missing, stale or failed there
+      runs
 
 exit status: 0 done; 1 a run failed, something must be recorded (--check) or a bundle was
 refused (--import); 2 bad usage (nothing was run or written)
 """
 
 
-class UsageError(Exception):
-    """Bad input: printed as it is, exit status 2."""
+def program(started: str | None, root: Path) -> tuple[str, str]:
+    """How the user started the recorder, said once for every message: its name for usage
+    lines and error prefixes (``scripts/record_runs.py``, ``python -m recorded``), and the
+    command to type again from the project folder, interpreter included
+    (``.venv/bin/python scripts/record_runs.py``). ``started`` is MODULE, a script's path as
+    typed (sys.argv[0]), or None (a caller in Python: the documented script)."""
+    python = this_python(root)
+    if started == MODULE:
+        return f"{python} -m recorded", f"{python} -m recorded"
+    script = Path(started or SCRIPT)
+    shown = script.as_posix()
+    if script.is_absolute():
+        try:
+            shown = script.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            pass  # a script outside the project: its full path
+    return shown, f"{python} {shown}"
 
 
 def _shard_arg(text: str) -> tuple[int, int]:
@@ -87,11 +104,12 @@ def _shard_arg(text: str) -> tuple[int, int]:
     return int(m[1]), int(m[2])
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"python {SCRIPT}") -> Options:
+    """The options, or exit status 2 with argparse's message (nothing was run or written)."""
     p = argparse.ArgumentParser(
-        prog="record_runs.py",
+        prog=prog,
         description="Run the snippets of every lesson and record what they print, per target.",
-        epilog=EPILOG,
+        epilog=EPILOG.format(prog=prog),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("snippets", nargs="*", metavar="SNIPPET",
@@ -99,8 +117,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "A named snippet runs only if its recording is missing, stale or failed, "
                         "unless --force")
     p.add_argument("--target", default=None, metavar="NAME",
-                   help="a target from pyproject.toml ([tool.record-runs.targets.NAME], such as "
-                        "cpu, cpu-avx2 or cuda), or several: cpu,cpu-avx2; 'all': every target this machine can run (the "
+                   help="a target from pyproject.toml ([tool.record-runs.targets.NAME]), or several "
+                        "separated by commas; 'all': every target this machine can run (the "
                         "default when recording); 'auto': the first of [tool.record-runs] auto "
                         "that this machine can run (the default with --compare)")
     p.add_argument("--force", action="store_true", help="re-record even fresh recordings")
@@ -126,7 +144,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--import", dest="import_", nargs="+", metavar="FILE",
                       help="merge bundles (from --bundle) into recordings/, each all or nothing")
     p.add_argument("--strict", action="store_true",
-                   help="with --check: CUDA recordings must be fresh too (the release rule)")
+                   help="with --check: every target's recordings must be fresh, not only those "
+                        "marked required (the release rule)")
     p.add_argument("--bundle", metavar="FILE",
                    help="also write every recording this run made into FILE (atomically)")
     p.add_argument("--allow-stale", action="store_true",
@@ -150,251 +169,39 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--replace-machine takes --target NAME and no snippets: it re-records every snippet")
     if args.import_ and args.shard:
         p.error("--shard goes with recording, --compare, --check or --list, not with --import")
-    return args
+    mode = next((m for m, on in (("check", args.check), ("list", args.list), ("compare", args.compare),
+                                 ("adopt", args.adopt), ("import", args.import_)) if on), "record")
+    return Options(
+        mode=mode, snippets=tuple(args.snippets), target=args.target, force=args.force,
+        replace_machine=args.replace_machine, timeout=args.timeout, fail_fast=args.fail_fast,
+        refuse_busy=args.refuse_busy, strict=args.strict, bundle=args.bundle, allow_stale=args.allow_stale,
+        shard=args.shard, out=args.out, adopt=tuple(args.adopt) if args.adopt else None,
+        files=tuple(args.import_ or ()), prog=prog, command=command)
 
 
-def select(store: Store, names: list[str]) -> list[Snippet]:
-    if not names:
-        return discover(store.snippets_dir)
-    chosen = []
-    for name in names:
-        name = name.replace("\\", "/")
-        name = name.removeprefix("./").removeprefix("snippets/")
-        chosen.append(load(store.snippets_dir, name))
-    return chosen
-
-
-def named_targets(store: Store, requested: str | None) -> list[str]:
-    """The targets named on the command line (``cpu`` or ``cpu,cpu-avx2``), [] for all or
-    auto, or a UsageError naming the known ones."""
-    if requested in (None, "all", "auto"):
-        return []
-    try:
-        return [store.targets.get(name.strip(), "--target").name
-                for name in dict.fromkeys(requested.split(","))]
-    except TargetError as exc:
-        raise UsageError(f"{exc} Or use --target all or --target auto. Nothing was run.") from None
-
-
-def cannot(store: Store, name: str, why: Exception, done: str = "recorded") -> UsageError:
-    others = [t for t in store.targets.names if t != name]
-    return UsageError(f"--target {name}: {why}. Nothing was {done}. "
-                      f"{'Record' if done == 'recorded' else 'Run'} on a machine that is what "
-                      f"{name} claims ({store.targets.get(name).description})"
-                      + (f", or choose another target: {', '.join(others)}." if others else "."))
-
-
-def runnable(store: Store, name: str) -> str | None:
-    """Why this machine cannot run the target, or None. Starts Python only for a check."""
-    if kinds.unmet_here(store.targets, store.targets.get(name)):
-        return kinds.why_not_here(store.targets, store.targets.get(name))
-    try:
-        runner.check(store.targets.get(name))
-    except TargetCheckFailed as exc:
-        return str(exc)
-    return None
-
-
-def auto_candidates(store: Store) -> list[str]:
-    """The auto targets this machine may run, by a cheap look (no Python started)."""
-    found = [n for n in store.targets.auto
-             if store.targets.get(n).detected() and not kinds.unmet_here(store.targets, store.targets.get(n))]
-    if not found:
-        raise UsageError(f"--target auto: none of the targets {list(store.targets.auto)} "
-                         "([tool.record-runs] auto) can run on this machine; name one with --target.")
-    return found
-
-
-# -- bundles -----------------------------------------------------------------------------------
-
-
-def save_bundle(path: str | None, made: list[Recording]) -> None:
-    if path is None:
-        return
-    write_bundle(Path(path), made)
-    n = len(made)
-    print(f"bundle {path}: {n} recording{'s' * (n != 1)}", file=sys.stderr)
-
-
-# -- recording and comparing -------------------------------------------------------------------
-
-
-def do_record(args, store: Store, published: Store, snippets: list[Snippet], made: list[Recording]) -> int:
-    """Record on the named target, on every target this machine can run, or on the auto one."""
-    named = named_targets(store, args.target)
-    requested = args.target or "all"
-    names = named or (auto_candidates(store) if requested == "auto" else list(store.targets.names))
-    if args.replace_machine:  # one run per tab: the host and its emulations together
-        names = list(dict.fromkeys(store.targets.get(n).machine_of for n in names))
-
-    def items_for(t: str) -> list[Item]:
-        items = plan(store, snippets, (t,))
-        return in_shard(items, published, snippets, args.shard, say=False) if args.shard else items
-
-    attempted = failed_runs = 0
-    for name in names:
-        items = items_for(name)
-        work = to_run(items, args.force)
-        skipped = [i for i in items if i.state is State.NOT_APPLICABLE]
-        if args.shard:
-            shard_filter(published, snippets, name, args.shard)  # says which snippets it takes
-        if not work and not args.replace_machine:
-            print(f"nothing to record on {name}: {len(items) - len(skipped)} fresh"
-                  + (f", {len(skipped)} not applicable" if skipped else "")
-                  + (f" in {args.out}" if args.out else ""), file=sys.stderr)
-            if requested == "auto":
-                break
-            continue
-        if problem := next(filter(None, (runnable(store, n) for n in (
-                store.targets.sharing(name) if args.replace_machine else [name]))), None):
-            if named:  # asked for by name: say so, and record nothing more
-                raise cannot(store, name, problem)
-            print(f"skipped {name}: this machine cannot run it ({problem}); its {len(work)} missing "
-                  "or stale recordings are left for a machine that can", file=sys.stderr)
-            continue
-        before = len(made)
-
-        def keep(rec: Recording, written: bool) -> None:
-            if written:
-                made.append(rec)
-
-        def run(into: Store, work: list[Item], admit) -> tuple[list[Recording], list[Item]]:
-            return record(into, work, timeout=args.timeout, fail_fast=args.fail_fast, admit=admit,
-                          on_run=None if args.replace_machine else keep, refuse_busy=args.refuse_busy)
-
-        try:
-            if args.replace_machine:
-                made.extend(kinds.replace_machine(store, snippets, name, run))
-                failed = []
-            else:
-                _, failed = run(store, work, lambda target, info: kinds.admit(store, target, info))
-        except kinds.MachineRefused as exc:
-            if named:
-                raise
-            print(f"skipped {name}: {exc}", file=sys.stderr)
-            continue
-        attempted += 1
-        failed_runs += len(failed)
-        print(f"recorded {len(made) - before} of {len(work)} on {name}"
-              + (f" into {args.out}" if args.out else "")
-              + (f"; {len(failed)} failed" if failed else ""), file=sys.stderr)
-        if requested == "auto" or (failed and args.fail_fast):
-            break
-    save_bundle(args.bundle, made)
-    return 1 if failed_runs else 0
-
-
-def compare_target(store: Store, requested: str | None, snippets: list[Snippet]) -> tuple[str, str]:
-    """The target --compare runs on, and why (for the skipped-snippet notes)."""
-    if named := named_targets(store, requested):
-        if len(named) > 1:
-            raise UsageError("--compare runs on one target: name one with --target.")
-        named = named[0]
-        if snippets and (problem := runnable(store, named)):
-            raise cannot(store, named, problem, "run")
-        return named, f"--target {named}"
-    if requested == "all":
-        raise UsageError("--compare runs on one target: name it with --target, or use --target auto.")
-    problems = []
-    for name in store.targets.auto:
-        if not snippets and store.targets.get(name).detected():
-            return name, "the first auto target this machine has"  # nothing will run
-        if (problem := runnable(store, name)) is None:
-            return name, "; ".join(problems) or "the first auto target this machine can run"
-        problems.append(f"{name}: {problem}")
-    raise UsageError(f"--target auto: no auto target can run here ({'; '.join(problems)}). Nothing was run.")
-
-
-def do_compare(args, published: Store, snippets: list[Snippet], made: list[Recording]) -> int:
-    from . import compare  # only --compare needs it
-
-    target, why = compare_target(published, args.target, snippets)
-    if args.shard:
-        chosen = shard_filter(published, snippets, target, args.shard)
-        snippets = [s for s in snippets
-                    if s.name in chosen or not s.runs_on(published.targets.get(target))]
-
-    with tempfile.TemporaryDirectory(prefix="record-runs-compare-") as tmp:
-        # Without --out the runs go to a scratch store that is thrown away: recordings/ is
-        # never written. With --out they go to DIR, by the same rules as recording.
-        store = Store(published.root, Path(args.out) if args.out else Path(tmp), published.targets)
-        items = plan(store, snippets, (target,))
-        skipped = {i.snippet.name: f"needs {', '.join(sorted(i.snippet.requires))}, and this run is on "
-                                   f"{target} ({why})"
-                   for i in items if i.state is State.NOT_APPLICABLE}
-        work = to_run(items, force=True)
-        here: dict[str, Recording] = {}
-
-        def keep(rec: Recording, written: bool) -> None:
-            here[rec.snippet] = rec
-            if written:
-                made.append(rec)
-
-        failed = []
-        if work:
-            _, failed = record(store, work, timeout=args.timeout, fail_fast=args.fail_fast, on_run=keep,
-                           refuse_busy=args.refuse_busy)
-        if here:
-            machine = compare.machine_words(next(iter(here.values())).machine)
-        else:
-            machine = describe.cpu({"cpu": provenance.cpu()})
-        print(compare.table(published, snippets, here, skipped, target, machine), end="")
-        if args.out:
-            print(f"this machine's runs: {len(made)} written to {args.out}", file=sys.stderr)
-        save_bundle(args.bundle, made)
-    return 1 if failed else 0
-
-
-def main(argv: list[str] | None = None, root: Path | None = None) -> int:
-    args = parse_args(argv)
+def main(argv: list[str] | None = None, root: Path | None = None, prog: str | None = None) -> int:
+    """The recorder for the project at root (default: the current folder). ``prog``: how it
+    was started (MODULE, or a script's path as typed); messages name it."""
     root = Path(root or Path.cwd())
+    name, command = program(prog, root)
+    opts = parse_args(argv, name, command)
     made: list[Recording] = []
     try:
         published = Store(root)
     except TargetError as exc:
-        print(f"record_runs.py: {exc} Nothing was run or written.", file=sys.stderr)
+        print(f"{name}: {exc} Nothing was run or written.", file=sys.stderr)
         return 2
     try:
-        if args.out:
-            out = Path(args.out)
-            if out.exists() and not out.is_dir():
-                raise UsageError(f"--out {args.out}: exists and is not a folder.")
-        if args.bundle and Path(args.bundle).is_dir():
-            raise UsageError(f"--bundle {args.bundle}: is a folder; name a file, such as "
-                             f"{Path(args.bundle) / 'bundle.json'}.")
-        store = Store(root, Path(args.out), published.targets) if args.out else published
-        if args.import_:
-            for name in args.import_:
-                if not Path(name).is_file():
-                    hint = " (--import takes bundle files only, not snippets)" if name.endswith(".py") else ""
-                    raise UsageError(f"--import {name}: no such file{hint}. Nothing was imported.")
-            return import_bundles(store, args.import_, args.allow_stale, sys.stdout)
-        if args.adopt:
-            print("\n".join(kinds.adopt(store, *args.adopt, args.snippets)))
-            return 0
-        snippets = select(store, args.snippets)
-        if args.check or args.list:
-            named = named_targets(store, args.target)
-            items = plan(store, snippets, tuple(named) or store.targets.names)
-            if args.shard:
-                items = in_shard(items, published, snippets, args.shard)
-            if args.list:
-                show_list(items, lessons.load(store.root))
-                print(kinds.this_machine(store.targets), file=sys.stderr)  # the table stays a table
-                return 0
-            return check(items, args.strict, store, this_python(store.root))
-        if args.compare:
-            return do_compare(args, published, snippets, made)
-        return do_record(args, store, published, snippets, made)
-    except (SnippetError, UsageError, BundleError, TargetError, RecordingError, lessons.LessonError,
-            kinds.MachineRefused) as exc:
-        print(f"record_runs.py: {exc}", file=sys.stderr)
+        return run_commands(opts, published, made)
+    except (SnippetError, UsageError, ChoiceError, BundleError, TargetError, RecordingError,
+            lessons.LessonError, kinds.MachineRefused) as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\nrecord_runs.py: interrupted; recordings finished before it are kept.", file=sys.stderr)
-        if args.bundle:
+        print(f"\n{name}: interrupted; recordings finished before it are kept.", file=sys.stderr)
+        if opts.bundle:
             try:
-                save_bundle(args.bundle, made)
+                save_bundle(opts.bundle, made)
             except (OSError, BundleError) as exc:
-                print(f"record_runs.py: could not write the bundle: {exc}", file=sys.stderr)
+                print(f"{name}: could not write the bundle: {exc}", file=sys.stderr)
         return 130

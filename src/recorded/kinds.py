@@ -64,8 +64,9 @@ def recorded_machine(store: Store, target: str) -> tuple[Path, dict] | None:
     return (found[0][0], found[0][1].machine) if found else None
 
 
-def admit(store: Store, target: str, machine: dict) -> None:
-    """Raise MachineRefused unless ``machine`` may add recordings to ``target``."""
+def admit(store: Store, target: str, machine: dict, command: str = "python scripts/record_runs.py") -> None:
+    """Raise MachineRefused unless ``machine`` may add recordings to ``target``; the message
+    names the recorder's ``command`` as the user started it."""
     t = store.targets.get(target)
     if why := machines.unmet(t.requires, machine):
         raise MachineRefused(f"--target {target}: this machine is not a {target} machine "
@@ -77,7 +78,7 @@ def admit(store: Store, target: str, machine: dict) -> None:
                 f"{', '.join(store.targets.sharing(target))} come from {machines.words(rec.machine)}; this "
                 f"is {machines.words(machine)} ({'; '.join(machines.differences(rec.machine, machine))}). "
                 "One tab shows one machine, so nothing was recorded. To record that whole tab here "
-                f"instead: record_runs.py --target {target} --replace-machine (it re-records every "
+                f"instead: {command} --target {target} --replace-machine (it re-records every "
                 "snippet of those targets and replaces the other machine's recordings only if all succeed).")
 
 

@@ -8,7 +8,7 @@ import sys
 
 from . import kinds
 from .lessons import Lesson, lesson_of, title
-from .record import TO_RECORD, Item, plan, shard, shard_weights
+from .record import TO_RECORD, Item, Part
 from .snippets import Snippet
 from .store import State, Store, record_command
 
@@ -16,33 +16,22 @@ from .store import State, Store, record_command
 # -- shards ------------------------------------------------------------------------------------
 
 
-def shard_filter(published: Store, snippets: list[Snippet], target: str, which: tuple[int, int],
-                 say: bool = True) -> set[str]:
-    """The names of the snippets shard I/N takes on target, by the durations in recordings/."""
-    index, count = which
-    items = plan(published, snippets, (target,))
-    taken = shard(items, index, count)
-    if say:
-        weights = shard_weights([i for i in items if i.state is not State.NOT_APPLICABLE])
-        applicable = sum(i.state is not State.NOT_APPLICABLE for i in items)
-        total = sum(weights.values())
-        mine = sum(weights[id(i)] for i in taken)
-        if any(i.last_duration is not None for i in items):
-            how = f"about {mine:.0f} s of {total:.0f} s by recorded durations"
-        else:
-            how = f"no durations recorded on {target} yet, so each counts as 1 s"
-        print(f"shard {index}/{count} on {target} takes {len(taken)} of {applicable} snippets "
-              f"({how})" + (":" if taken else "."), file=sys.stderr)
-        for i in taken:
-            secs = f"{i.last_duration:.1f} s" if i.last_duration is not None else "no duration yet"
-            print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
-    return {i.snippet.name for i in taken}
+def say_part(part: Part) -> None:
+    """Which snippets shard I/N takes on its target, and about how long they take."""
+    if part.durations_known:
+        how = f"about {part.seconds:.0f} s of {part.total:.0f} s by recorded durations"
+    else:
+        how = f"no durations recorded on {part.target} yet, so each counts as 1 s"
+    print(f"shard {part.index}/{part.count} on {part.target} takes {len(part.taken)} of {part.applicable} "
+          f"snippets ({how})" + (":" if part.taken else "."), file=sys.stderr)
+    for i in part.taken:
+        secs = f"{i.last_duration:.1f} s" if i.last_duration is not None else "no duration yet"
+        print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
 
 
-def in_shard(items: list[Item], published: Store, snippets: list[Snippet], which, say=True) -> list[Item]:
-    targets = dict.fromkeys(i.target for i in items)
-    keep = {t: shard_filter(published, snippets, t, which, say) for t in targets}
-    return [i for i in items if i.snippet.name in keep[i.target]]
+def in_parts(items: list[Item], parts: dict[str, Part]) -> list[Item]:
+    """The items the shards take: ``parts`` holds one Part per target of the items."""
+    return [i for i in items if i.snippet.name in parts[i.target].names]
 
 
 # -- --list and --check ------------------------------------------------------------------------
@@ -66,18 +55,19 @@ def show_list(items: list[Item], declared: dict[str, Lesson] | None = None) -> N
             print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
 
 
-def check(items, strict: bool, store: Store, python: str = "python") -> int:
+def check(items: list[Item], strict: bool, store: Store, command: str = "python scripts/record_runs.py") -> int:
+    """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh."""
     problems = [i for i in items if i.state in TO_RECORD]
     required = [i for i in problems if store.targets.get(i.target).required or strict]
     for i in problems:
         mark = "error" if i in required else "note "
         print(f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
-              f"      fix: {record_command(i.snippet.name, i.target, python)}")
+              f"      fix: {record_command(i.snippet.name, i.target, command=command)}")
     # One tab, one machine: a recording that does not prove its target fails as an error.
     wrong = kinds.audit(store)
     for problem in wrong:
-        print(f"error {problem}\n      fix: re-record that tab with --target NAME --replace-machine, "
-              "or move recordings with --adopt FROM TO")
+        print(f"error {problem}\n      fix: re-record that tab with {command} --target NAME "
+              f"--replace-machine, or move recordings with {command} --adopt FROM TO")
     fresh = sum(i.state is State.FRESH for i in items)
     print(f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
           f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable")

@@ -200,6 +200,38 @@ def shard(items: list[Item], index: int, count: int) -> list[Item]:
     return [i for i in items if id(i) in taken]
 
 
+@dataclass(frozen=True)
+class Part:
+    """Shard ``index`` of ``count`` on one target, computed once and passed to whoever needs
+    it: the recorder runs its items, --list and --check show them, each says what it takes."""
+
+    index: int
+    count: int
+    target: str
+    taken: tuple[Item, ...]
+    applicable: int  # the target's snippets that take part in any shard
+    seconds: float  # this part's expected time, by recorded durations
+    total: float  # every shard's together
+    durations_known: bool
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(i.snippet.name for i in self.taken)
+
+
+def part(published: Store, snippets: list[Snippet], target: str, which: tuple[int, int]) -> Part:
+    """Which of the snippets shard I/N takes on target, by the durations in ``published``
+    (recordings/, the same on every runner, whatever --out says)."""
+    index, count = which
+    items = plan(published, snippets, (target,))
+    taken = shard(items, index, count)
+    applicable = [i for i in items if i.state is not State.NOT_APPLICABLE]
+    weights = shard_weights(applicable)
+    return Part(index, count, target, tuple(taken), len(applicable),
+                seconds=sum(weights[id(i)] for i in taken), total=sum(weights.values()),
+                durations_known=any(i.last_duration is not None for i in items))
+
+
 def shard_weights(items: list[Item]) -> dict[int, float]:
     """Seconds each item is expected to take, by ``id(item)``: see ``shard``."""
     known = sorted(i.last_duration for i in items if i.last_duration is not None)

@@ -176,9 +176,11 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def record_command(snippet_name: str, target: str, python: str = "python") -> str:
-    """The command that (re-)records one snippet on one target, for messages and pages."""
-    return f"{python} scripts/record_runs.py --target {target} {snippet_name}"
+def record_command(snippet_name: str, target: str, python: str = "python", command: str | None = None) -> str:
+    """The command that (re-)records one snippet on one target, for messages and pages:
+    ``command`` is the recorder as the user started it (``python -m recorded``), where the
+    caller knows it; else the script, run by ``python``."""
+    return f"{command or python + ' scripts/record_runs.py'} --target {target} {snippet_name}"
 
 
 def this_python(root: Path) -> str:
