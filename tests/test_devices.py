@@ -164,3 +164,32 @@ def test_no_engine_module_names_a_gpu_vendor():
     naming = {p.name for p in ENGINE.glob("*.py") if re.search("cuda|nvidia", p.read_text(), re.I)}
     assert naming <= STILL_NAMING, f"engine modules that name a device: {sorted(naming - STILL_NAMING)}"
     assert devices.known(), "builtin.toml declares no known device"
+
+
+FAKE_TORCH = '''\
+class _Props:
+    name, major, minor, total_memory = "Fake H200", 9, 0, 150 * 2**30
+class cuda:
+    is_available = staticmethod(lambda: True)
+    device_count = staticmethod(lambda: 1)
+    get_device_properties = staticmethod(lambda index: _Props())
+class version:
+    cuda = "13.0"
+'''
+
+
+def test_the_known_cuda_probe_stores_what_recordings_have_always_stored(tmp_path, monkeypatch):
+    """Run for real against a stand-in torch (and no nvidia-smi on PATH): the same fields,
+    in the same order, as the recordings already committed, so their machine stays the same."""
+    from recorded import provenance
+
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    env = {"PYTHONPATH": str(tmp_path), "PATH": str(tmp_path)}
+
+    gpu = provenance.probe(env, device=devices.known()["cuda"])["gpu"]
+
+    assert gpu == {"name": "Fake H200", "capability": "9.0", "memory_gib": 150.0, "cuda": "13.0", "count": 1,
+                   "driver": None}
+    assert list(gpu) == ["name", "capability", "memory_gib", "cuda", "count", "driver"]
+    assert describe.gpu({"gpu": gpu}) == "Fake H200 (compute 9.0, 150 GiB, CUDA 13.0)"
