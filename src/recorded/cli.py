@@ -45,14 +45,14 @@ examples:
       every snippet and target, with state and last duration
 
 hardware runners in CI:
-  {prog} --target cuda --bundle cuda.json
+  {prog} --target NAME --bundle NAME.json
       record as usual, and also write every recording this run made into one file (an
       empty bundle when nothing needed recording), to upload as an artifact
   {prog} --shard 2/3 --bundle part2.json
       take the second third of the snippets: the split is balanced by the durations
       recorded in recordings/, is the same on every runner, and the 3 shards cover every
       snippet exactly once (--list/--check --shard show one shard's part)
-  {prog} --import cpu.json cuda.json
+  {prog} --import cpu.json other.json
       merge bundles into recordings/, each all or nothing: a bundle that is damaged, names
       an unknown snippet or target, or holds a recording of an older version of a snippet
       is refused; a failed run never replaces a good recording; importing a bundle twice
@@ -64,7 +64,7 @@ hardware runners in CI:
 readers:
   {prog} --compare my_lesson/06_timing.py
       run snippets here, without touching recordings/, and print this machine's verdict
-      lines (": True"/": False") and timings beside the published CPU and CUDA ones
+      lines (": True"/": False") and timings beside each target's published ones
   {prog} --compare --out mine/
       the same, and keep this machine's recordings in mine/<target>/... (the layout of
       recordings/)
