@@ -134,8 +134,8 @@ def test_a_made_up_accelerator_is_recorded_shown_and_guarded_with_no_engine_chan
 
 @pytest.mark.parametrize("probe, said", [
     ("print(42)", "the npu device's probe printed 42: it must print a JSON object with a \"name\""),
-    ("import npu_driver", "the npu device's probe did not print JSON as its last line (it printed '', "
-                          "exit code 1: ModuleNotFoundError: No module named 'npu_driver')"),
+    ("import npu_driver", ("the npu device's probe did not print JSON as its last line (it printed '', "
+                           "exit code 1: ModuleNotFoundError: No module named 'npu_driver')")),
 ])
 def test_the_probe_must_print_a_json_object_with_a_name(npu_project, capsys, probe, said):
     config = npu_project / "pyproject.toml"
@@ -161,7 +161,7 @@ STILL_NAMING = {"blocks.py", "compare.py", "figures.py", "markdown_ext.py", "sni
 
 def test_no_engine_module_names_a_gpu_vendor():
     """The devices are data (builtin.toml and pyproject.toml): no module's code names one."""
-    naming = {p.name for p in ENGINE.glob("*.py") if re.search("cuda|nvidia", p.read_text(), re.I)}
+    naming = {p.name for p in ENGINE.glob("*.py") if re.search("cuda|nvidia", p.read_text(), re.IGNORECASE)}
     assert naming <= STILL_NAMING, f"engine modules that name a device: {sorted(naming - STILL_NAMING)}"
     assert devices.known(), "builtin.toml declares no known device"
 

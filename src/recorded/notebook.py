@@ -40,7 +40,16 @@ from . import blocks, describe
 from .devices import Device
 from .lessons import Lesson
 from .lessons import load as load_lessons
-from .notebook_markdown import HEADING, Links, NotebookError, Part, Site, convert_markdown, page_parts, read_site
+from .notebook_markdown import (
+    HEADING,
+    Links,
+    NotebookError,
+    Part,
+    Site,
+    convert_markdown,
+    page_parts,
+    read_site,
+)
 from .snippets import Snippet, load, parse_metadata
 from .store import State, Store, record_command
 

@@ -73,7 +73,8 @@ print(json.dumps({"python": platform.python_version(), "numpy": version("numpy")
 
 def _last_json(python: str, script: str, env: dict[str, str], what: str, error: type[Exception]):
     try:
-        done = subprocess.run([python, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+        done = subprocess.run([python, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                              check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise error(f"could not run {what} with {python} ({exc})") from None
     last = (done.stdout.strip().splitlines() or [""])[-1]

@@ -157,7 +157,7 @@ def _printed(target: Target, python: str) -> tuple[str, subprocess.CompletedProc
         try:
             done = subprocess.run(
                 [python, "-c", target.check.code], cwd=tmp, env=target_env(target, Path(tmp)),
-                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise TargetCheckFailed(f"its check could not run ({exc})") from None

@@ -223,8 +223,10 @@ def _check_entry(name: str, entry: object, where: str) -> Target:
 
 
 def _device(name: str, value: str | dict | None, shown: str) -> Device | None:
-    if value is None or isinstance(value, dict):
-        return value and devices.make(name, value)
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return devices.make(name, value)
     known = devices.known()
     if value not in known:
         raise TargetError(f"{shown} device {value!r} is not a known device (known: {sorted(known)}); "
@@ -248,7 +250,7 @@ def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, 
     """Each emulated target takes its host's requirement; a bad host is refused."""
     out = dict(by_name)
     for name, t in by_name.items():
-        if not t.emulated:
+        if t.host is None:
             continue
         host = by_name.get(t.host)
         shown = f"{where}: [{TABLE}.{name}] host {t.host!r}"
