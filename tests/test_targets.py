@@ -269,6 +269,8 @@ def test_the_recorder_refuses_an_emulated_target_whose_check_cannot_tell_it_from
     ('{ name = "a TPU", probe = "print(1)", available = "x = 1" }',
      "[tool.record-runs.targets.gpu.device] available must be Python whose last line is an expression"),
     ('3', "[tool.record-runs.targets.gpu] device must be the key of a known device or a table"),
+    ('"cuda"\nrequires = { gpu = true }', "[tool.record-runs.targets.gpu] requires.gpu is no longer a key: "
+                                         "a target with a device declares it, device = <the key of a known"),
 ])
 def test_a_badly_declared_device_is_refused_naming_the_key(tmp_path, device, message):
     make(tmp_path, THREE.replace('device = "cuda"', f"device = {device}"))

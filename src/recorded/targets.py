@@ -202,6 +202,10 @@ class Targets:
 def _check_entry(name: str, entry: object, where: str) -> Target:
     table = f"{TABLE}.{name}"
     shown = f"{where}: [{table}]"
+    if isinstance(entry, dict) and "gpu" in (entry.get("requires") or {}):  # the key before devices
+        raise TargetError(f"{shown} requires.gpu is no longer a key: a target with a device declares it, "
+                          f"device = <the key of a known one: {sorted(devices.known())}> or a table of "
+                          "name, probe and available (src/recorded/builtin.toml shows one).")
     v = schema.validate(SCHEMA, entry, where, table, TargetError)
     check = Check(v["check"]["code"], v["check"]["prints"].strip()) if v["check"] else None
     runs_on = [v["runs-on"]] if isinstance(v["runs-on"], str) else v["runs-on"]
