@@ -4,36 +4,34 @@ One build, one local server and one browser serve the whole module. Every page i
 once, in a fresh context so nothing comes from a cache, and what it did is kept for the
 tests on requests, weight, headings, tables and images. Accessibility is checked with
 axe-core (the npm package, which .ci/run installs into .cache/npm) on every page in both
-palettes: no WCAG 2.1 A or AA violation anywhere.
+palettes: no WCAG 2.1 A or AA violation anywhere. The helpers (build, serve, contrast,
+axe) are in browser_support.py.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
+import html
 import os
 import re
 import shutil
-import subprocess
-import sys
-import threading
-import xml.etree.ElementTree as etree
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from browser_support import (
+    PALETTES, SHOWN_TABS, assert_readable, axe_run, contrast_in_both_palettes, mkdocs_build, serve,
+    show_tab, site_pages, tabs_once_all_show,
+)
 from playwright.sync_api import Browser, Page, sync_playwright
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from recorded.layout import copy_site
 from recorded.snippets import strip_metadata
+from recorded.targets import load as load_targets
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
-MKDOCS = Path(sys.executable).parent / "mkdocs"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -41,154 +39,12 @@ CHROMIUM_ARGS = [
 MAX_PAGE_BYTES = 1_500_000
 MAX_NOTEBOOK_ELEMENTS = 1_500  # the notebook page's DOM, once Material's scripts have run
 AXE = ROOT / ".cache" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
-AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-MIN_CONTRAST = 4.5  # WCAG AA for normal-size text
-PALETTES = ("default", "slate")  # Material's light and dark schemes
-
-# For each recorded block on the page, the label of the tab whose output is shown.
-SHOWN_TABS = """() => [...document.querySelectorAll('article .recorded-outputs')].map(set => {
-  const labels = [...set.querySelectorAll(':scope > .tabbed-labels > label')];
-  const blocks = [...set.querySelectorAll(':scope > .tabbed-content > .tabbed-block')];
-  return labels.filter((_, i) => blocks[i].checkVisibility()).map(l => l.textContent.trim()).join('+');
-})"""
-
-# Every visible element under root with text of its own: its colour and the backgrounds
-# behind it, innermost first, down to the first opaque one.
-TEXT_COLOURS = """root => {
-  const rgba = s => {
-    const m = s.match(/^rgba?\\(([^)]*)\\)$/);
-    if (!m) throw new Error('cannot read the colour ' + s);
-    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(parseFloat);
-    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
-  };
-  const found = [];
-  for (const el of [root, ...root.querySelectorAll('*')]) {
-    const ownText = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
-    if (!ownText || !el.checkVisibility()) continue;
-    const layers = [];
-    for (let n = el; n; n = n.parentElement) {
-      const bg = rgba(getComputedStyle(n).backgroundColor);
-      if (bg[3] > 0) layers.push(bg);
-      if (bg[3] >= 1) break;
-    }
-    found.push({what: el.tagName.toLowerCase() + (el.className ? '.' + el.className.trim().split(/\\s+/).join('.') : ''),
-                text: el.textContent.trim().slice(0, 50), colour: rgba(getComputedStyle(el).color), layers});
-  }
-  return found;
-}"""
-
-NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animation: none !important; }"
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-def mkdocs_build(root: Path, site: Path, strict: bool = True) -> None:
-    result = subprocess.run(
-        [str(MKDOCS), "build", "--strict" if strict else "--no-strict", "-d", str(site)],
-        cwd=root, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert result.returncode == 0, f"mkdocs build failed in {root}:\n{result.stdout}\n{result.stderr}"
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
-@contextmanager
-def serve(directory: Path):
-    """The folder over HTTP on 127.0.0.1, at a free port; yields the base URL."""
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(directory))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-def site_pages(site: Path) -> list[str]:
-    """Every page in the sitemap, as a path relative to the site's root ("" is the home page)."""
-    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
-    locs = [loc.text.strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
-    home = min(locs, key=len)  # the site_url itself
-    assert all(loc.startswith(home) for loc in locs), locs
-    return [loc[len(home):] for loc in locs]
-
-
-def relative_luminance(rgb) -> float:
-    def channel(c):
-        c /= 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (channel(c) for c in rgb[:3])
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def over(top, bottom):
-    """An RGBA colour painted over an opaque RGB one."""
-    alpha = top[3]
-    return [top[i] * alpha + bottom[i] * (1 - alpha) for i in range(3)]
-
-
-def contrast(foreground, background) -> float:
-    lighter, darker = sorted((relative_luminance(foreground), relative_luminance(background)), reverse=True)
-    return (lighter + 0.05) / (darker + 0.05)
-
-
-def lowest_contrast(locator) -> tuple[float, str]:
-    """The weakest text-to-background contrast inside the element, and which text it is."""
-    found = locator.evaluate(TEXT_COLOURS)
-    assert found, f"no visible text in {locator}"
-    results = []
-    for item in found:
-        background = [255, 255, 255]  # the canvas, should no ancestor be opaque
-        for layer in reversed(item["layers"]):
-            background = over(layer, background)
-        ratio = contrast(over(item["colour"], background), background)
-        results.append((round(ratio, 2), f"{item['what']} {item['text']!r}"))
-    return min(results)
-
-
-def contrast_in_both_palettes(page: Page, locator) -> dict[str, tuple[float, str]]:
-    # Material animates colour changes; without this the dark palette is read half-way.
-    page.add_style_tag(content=NO_TRANSITIONS)
-    ratios = {}
-    for scheme in PALETTES:
-        page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
-        ratios[scheme] = lowest_contrast(locator)
-    return ratios
-
-
-def assert_readable(what: str, ratios: dict[str, tuple[float, str]]) -> None:
-    weak = {scheme: r for scheme, r in ratios.items() if r[0] < MIN_CONTRAST}
-    assert not weak, f"{what}: contrast below {MIN_CONTRAST} in {weak}"
-
-
-def tabs_once_all_show(page: Page, label: str, timeout_ms: int = 5000) -> list[str]:
-    """The tab each recorded output shows, once all show label (or the wait is over)."""
-    all_show = f"() => {{ const t = ({SHOWN_TABS})(); return t.length > 0 && t.every(x => x === {label!r}); }}"
-    try:
-        page.wait_for_function(all_show, timeout=timeout_ms)
-    except PlaywrightTimeoutError:
-        pass  # the caller's assertion shows what is shown instead
-    return page.evaluate(SHOWN_TABS) or ["(no recorded outputs)"]
-
-
-def show_tab(page: Page, notice_title: str, label: str):
-    """Choose the tab of the output set holding that notice; return the notice."""
-    # The title matched whole: "Not applicable on CPU" must not also find "... on CPU limited to AVX2".
-    titled = page.locator(".admonition-title", has_text=re.compile(f"^{re.escape(notice_title)}$"))
-    outputs = page.locator(".recorded-outputs", has=titled).first
-    notice = outputs.locator(".admonition", has=titled)
-    outputs.locator(":scope > .tabbed-labels > label", has_text=re.compile(f"^{label}$")).click()
-    assert notice.is_visible(), f"{notice_title!r} is not shown after choosing the {label} tab"
-    return notice
-
+# The tabs, in order, as pyproject.toml declares them: the tests name no target themselves.
+TARGETS = list(load_targets(ROOT))
+FIRST_TAB = TARGETS[0]
+GPU = next(t for t in TARGETS if t.needs_gpu)
+# The notices a tab shows in place of an output, by kind; {} is the target's tab label.
+NOTICES = {"not-recorded": "Not recorded yet on {}", "not-applicable": "Not applicable on {}"}
 
 # -- fixtures ------------------------------------------------------------------------------
 
@@ -313,22 +169,6 @@ def test_the_notebook_page_stays_under_the_element_limit(visits):
         "overrides/hooks/notebook_page.py renders it light")
 
 
-def axe_run(browser, url: str, axe: Path, scheme: str, before: str = "") -> dict:
-    """axe-core's WCAG 2.1 A and AA rules on one page in one palette (after the script `before`)."""
-    context = browser.new_context(color_scheme="dark" if scheme == "slate" else "light")
-    try:
-        page = context.new_page()
-        page.goto(url, wait_until="networkidle")
-        page.add_style_tag(content=NO_TRANSITIONS)
-        page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
-        if before:
-            page.evaluate(before)
-        page.add_script_tag(path=str(axe))
-        return page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", AXE_TAGS)
-    finally:
-        context.close()
-
-
 def test_the_accessibility_check_finds_a_violation_it_is_shown(browser, base_url, axe):
     """The harness below can fail: grey on grey text put on a page is reported."""
     result = axe_run(browser, base_url, axe, "default", before="""document.querySelector('article')
@@ -364,12 +204,15 @@ def test_search_dialog_and_task_list_checkboxes_have_names(page, base_url):
         assert label and label in item.replace("\n", " "), (label, item)
 
 
-def test_provenance_line_sits_apart_from_its_output_box(page, base_url):
-    page.goto(base_url + "sixteen-bit/")
-    gaps = page.eval_on_selector_all("article .recorded-provenance", """ps => ps.filter(p => p.checkVisibility()).map(p => {
-      const box = p.previousElementSibling.getBoundingClientRect();
-      return p.getBoundingClientRect().top - box.bottom;
-    })""")
+# An output shown once for every machine (sixteen-bit/), and outputs in tabs (measure/).
+@pytest.mark.parametrize("path", ["sixteen-bit/", "measure/"])
+def test_provenance_line_sits_apart_from_its_output_box(page, base_url, path):
+    page.goto(base_url + path)
+    # The first provenance element after each output; a list under its own heading line
+    # ("Printed alike on these 4 kinds of machine:") follows that line, not the output.
+    gaps = page.eval_on_selector_all("article .recorded-provenance", """ps => ps
+      .filter(p => p.checkVisibility() && !p.previousElementSibling.matches('.recorded-provenance'))
+      .map(p => p.getBoundingClientRect().top - p.previousElementSibling.getBoundingClientRect().bottom)""")
     assert gaps and min(gaps) >= 8, f"pixels between each output box and its provenance line: {gaps}"
 
 
@@ -397,18 +240,19 @@ def test_every_image_has_alt_text(visits):
 
 
 def test_choosing_cuda_once_switches_every_output_and_is_kept_across_pages(page, base_url):
+    first, gpu = FIRST_TAB.label, GPU.label
     page.goto(base_url + "measure/")
     shown = page.evaluate(SHOWN_TABS)
-    assert len(shown) >= 2 and set(shown) == {"CPU"}, f"before choosing: {shown}"
-    page.locator("article .recorded-outputs").nth(1).get_by_text("CUDA", exact=True).click()
-    assert set(tabs_once_all_show(page, "CUDA")) == {"CUDA"}, f"{page.url} after choosing CUDA once"
+    assert len(shown) >= 2 and set(shown) == {first}, f"before choosing: {shown}"
+    page.locator("article .recorded-outputs").nth(1).get_by_text(gpu, exact=True).click()
+    assert set(tabs_once_all_show(page, gpu)) == {gpu}, f"{page.url} after choosing {gpu} once"
 
     page.locator("a.md-footer__link--next").click()  # navigation.instant: no full reload
     page.wait_for_url(lambda url: "/measure/" not in url)
-    assert set(tabs_once_all_show(page, "CUDA")) == {"CUDA"}, f"{page.url}, the next page"
+    assert set(tabs_once_all_show(page, gpu)) == {gpu}, f"{page.url}, the next page"
 
     page.goto(base_url + "vectorise/")
-    assert set(tabs_once_all_show(page, "CUDA")) == {"CUDA"}, f"{page.url}, loaded afresh"
+    assert set(tabs_once_all_show(page, gpu)) == {gpu}, f"{page.url}, loaded afresh"
 
 
 def test_copy_button_copies_the_snippet_without_its_metadata_header(page, base_url):
@@ -445,26 +289,36 @@ def test_review_answers_and_cards_stay_closed_until_clicked(page, base_url):
         assert body.is_visible(), item.inner_text()
 
 
-@pytest.mark.parametrize(
-    ("notice_title", "label"),
-    [("Not recorded yet on CUDA", "CUDA"), ("Not applicable on CPU", "CPU")],
-)
-def test_notices_are_shown_and_readable_in_both_palettes(page, site, base_url, notice_title, label):
-    pages = [p for p in site_pages(site) if notice_title in (site / p / "index.html").read_text("utf-8")]
-    if not pages:
-        pytest.skip(f"no page says {notice_title!r} now; test_stale_and_missing_notices_... checks one on a copy")
-    page.goto(base_url + pages[0])
+@pytest.mark.parametrize("kind", NOTICES)
+def test_notices_are_shown_and_readable_in_both_palettes(page, site, base_url, kind):
+    """The first notice of its kind in a tab, on any page and for any target, in both palettes."""
+    found = [(path, NOTICES[kind].format(t.label), t.label) for t in TARGETS for path in site_pages(site)
+             if f'class="admonition-title">{html.escape(NOTICES[kind].format(t.label))}</p>'
+             in (site / path / "index.html").read_text("utf-8")]
+    if not found:
+        pytest.skip(f"no tab says {NOTICES[kind].format('...')!r} now; "
+                    "test_stale_and_missing_notices_... checks one on a copy")
+    path, notice_title, label = found[0]
+    page.goto(base_url + path)
     notice = show_tab(page, notice_title, label)
-    assert_readable(f"{notice_title!r} on {pages[0]}", contrast_in_both_palettes(page, notice))
+    assert_readable(f"{notice_title!r} on {path}", contrast_in_both_palettes(page, notice))
+
+
+STALE_SNIPPET = "making_it_fast/01_vectorise"
+# A CPU target that has recorded the snippet: on the copy below its recording is stale.
+STALE_TAB = next((t for t in TARGETS if not t.needs_gpu
+                  and (ROOT / "recordings" / t.name / f"{STALE_SNIPPET}.json").is_file()), None)
 
 
 @pytest.fixture
 def stale_site(tmp_path) -> Path:
-    """A copy of the project whose 01_vectorise.py changed after it was recorded, without a CUDA recording."""
+    """A copy of the project whose 01_vectorise.py changed after it was recorded, without a GPU recording."""
+    if STALE_TAB is None:
+        pytest.skip(f"no CPU target has a recording of {STALE_SNIPPET}.py to make stale")
     copy_site(ROOT, tmp_path)
-    snippet = tmp_path / "snippets" / "making_it_fast" / "01_vectorise.py"
+    snippet = tmp_path / "snippets" / f"{STALE_SNIPPET}.py"
     snippet.write_text(snippet.read_text(encoding="utf-8") + "# edited after recording\n", encoding="utf-8")
-    (tmp_path / "recordings" / "cuda" / "making_it_fast" / "01_vectorise.json").unlink(missing_ok=True)
+    (tmp_path / "recordings" / GPU.name / f"{STALE_SNIPPET}.json").unlink(missing_ok=True)
     # Not --strict: a stale CPU recording warns, and that is what this copy is for.
     mkdocs_build(tmp_path, tmp_path / "site", strict=False)
     return tmp_path / "site"
@@ -473,7 +327,8 @@ def stale_site(tmp_path) -> Path:
 def test_stale_and_missing_notices_are_shown_and_readable_in_both_palettes(page, stale_site):
     with serve(stale_site) as url:
         page.goto(url + "vectorise/")
-        for notice_title, label in (("Stale CPU recording", "CPU"), ("Not recorded yet on CUDA", "CUDA")):
+        for notice_title, label in ((f"Stale {STALE_TAB.label} recording", STALE_TAB.label),
+                                    (NOTICES["not-recorded"].format(GPU.label), GPU.label)):
             notice = show_tab(page, notice_title, label)
             assert_readable(f"{notice_title!r}", contrast_in_both_palettes(page, notice))
 

@@ -1,0 +1,184 @@
+"""What tests/test_browser.py uses beside its fixtures and tests: building and serving the
+site, reading which tab each recorded output shows, measuring text contrast, and running
+axe-core on a page."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import subprocess
+import sys
+import threading
+import xml.etree.ElementTree as etree
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+MKDOCS = Path(sys.executable).parent / "mkdocs"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+MIN_CONTRAST = 4.5  # WCAG AA for normal-size text
+PALETTES = ("default", "slate")  # Material's light and dark schemes
+
+# For each recorded block on the page, the label of the tab whose output is shown.
+SHOWN_TABS = """() => [...document.querySelectorAll('article .recorded-outputs')].map(set => {
+  const labels = [...set.querySelectorAll(':scope > .tabbed-labels > label')];
+  const blocks = [...set.querySelectorAll(':scope > .tabbed-content > .tabbed-block')];
+  return labels.filter((_, i) => blocks[i].checkVisibility()).map(l => l.textContent.trim()).join('+');
+})"""
+
+# Every visible element under root with text of its own: its colour and the backgrounds
+# behind it, innermost first, down to the first opaque one.
+TEXT_COLOURS = """root => {
+  const rgba = s => {
+    const m = s.match(/^rgba?\\(([^)]*)\\)$/);
+    if (!m) throw new Error('cannot read the colour ' + s);
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(parseFloat);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const found = [];
+  for (const el of [root, ...root.querySelectorAll('*')]) {
+    const ownText = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!ownText || !el.checkVisibility()) continue;
+    const layers = [];
+    for (let n = el; n; n = n.parentElement) {
+      const bg = rgba(getComputedStyle(n).backgroundColor);
+      if (bg[3] > 0) layers.push(bg);
+      if (bg[3] >= 1) break;
+    }
+    found.push({what: el.tagName.toLowerCase() + (el.className ? '.' + el.className.trim().split(/\\s+/).join('.') : ''),
+                text: el.textContent.trim().slice(0, 50), colour: rgba(getComputedStyle(el).color), layers});
+  }
+  return found;
+}"""
+
+NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animation: none !important; }"
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+def mkdocs_build(root: Path, site: Path, strict: bool = True) -> None:
+    result = subprocess.run(
+        [str(MKDOCS), "build", "--strict" if strict else "--no-strict", "-d", str(site)],
+        cwd=root, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode == 0, f"mkdocs build failed in {root}:\n{result.stdout}\n{result.stderr}"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@contextmanager
+def serve(directory: Path):
+    """The folder over HTTP on 127.0.0.1, at a free port; yields the base URL."""
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(directory))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every page in the sitemap, as a path relative to the site's root ("" is the home page)."""
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [loc.text.strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
+    home = min(locs, key=len)  # the site_url itself
+    assert all(loc.startswith(home) for loc in locs), locs
+    return [loc[len(home):] for loc in locs]
+
+
+def relative_luminance(rgb) -> float:
+    def channel(c):
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def over(top, bottom):
+    """An RGBA colour painted over an opaque RGB one."""
+    alpha = top[3]
+    return [top[i] * alpha + bottom[i] * (1 - alpha) for i in range(3)]
+
+
+def contrast(foreground, background) -> float:
+    lighter, darker = sorted((relative_luminance(foreground), relative_luminance(background)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def lowest_contrast(locator) -> tuple[float, str]:
+    """The weakest text-to-background contrast inside the element, and which text it is."""
+    found = locator.evaluate(TEXT_COLOURS)
+    assert found, f"no visible text in {locator}"
+    results = []
+    for item in found:
+        background = [255, 255, 255]  # the canvas, should no ancestor be opaque
+        for layer in reversed(item["layers"]):
+            background = over(layer, background)
+        ratio = contrast(over(item["colour"], background), background)
+        results.append((round(ratio, 2), f"{item['what']} {item['text']!r}"))
+    return min(results)
+
+
+def contrast_in_both_palettes(page: Page, locator) -> dict[str, tuple[float, str]]:
+    # Material animates colour changes; without this the dark palette is read half-way.
+    page.add_style_tag(content=NO_TRANSITIONS)
+    ratios = {}
+    for scheme in PALETTES:
+        page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+        ratios[scheme] = lowest_contrast(locator)
+    return ratios
+
+
+def assert_readable(what: str, ratios: dict[str, tuple[float, str]]) -> None:
+    weak = {scheme: r for scheme, r in ratios.items() if r[0] < MIN_CONTRAST}
+    assert not weak, f"{what}: contrast below {MIN_CONTRAST} in {weak}"
+
+
+def tabs_once_all_show(page: Page, label: str, timeout_ms: int = 5000) -> list[str]:
+    """The tab each recorded output shows, once all show label (or the wait is over)."""
+    all_show = f"() => {{ const t = ({SHOWN_TABS})(); return t.length > 0 && t.every(x => x === {label!r}); }}"
+    try:
+        page.wait_for_function(all_show, timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        pass  # the caller's assertion shows what is shown instead
+    return page.evaluate(SHOWN_TABS) or ["(no recorded outputs)"]
+
+
+def show_tab(page: Page, notice_title: str, label: str):
+    """Choose the tab of the output set holding that notice; return the notice."""
+    # Title and label matched whole: "Not applicable on CPU" must not also find "... on CPU with AMX".
+    titled = page.locator(".admonition-title", has_text=re.compile(f"^{re.escape(notice_title)}$"))
+    outputs = page.locator(".recorded-outputs", has=titled).first
+    notice = outputs.locator(".admonition", has=titled)
+    outputs.locator(":scope > .tabbed-labels > label", has_text=re.compile(f"^{re.escape(label)}$")).click()
+    assert notice.is_visible(), f"{notice_title!r} is not shown after choosing the {label} tab"
+    return notice
+
+
+def axe_run(browser, url: str, axe: Path, scheme: str, before: str = "") -> dict:
+    """axe-core's WCAG 2.1 A and AA rules on one page in one palette (after the script `before`)."""
+    context = browser.new_context(color_scheme="dark" if scheme == "slate" else "light")
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="networkidle")
+        page.add_style_tag(content=NO_TRANSITIONS)
+        page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
+        if before:
+            page.evaluate(before)
+        page.add_script_tag(path=str(axe))
+        return page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", AXE_TAGS)
+    finally:
+        context.close()
