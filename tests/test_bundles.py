@@ -389,7 +389,7 @@ BAD_RECORDINGS = {
         "lesson/03_gpu.py on cpu: the snippet needs cuda, which the cpu target does not offer"),
     "cuda without a gpu": (
         lambda d: d["recordings"][0].update(target="cuda"),
-        "lesson/01_a.py on cuda: a cuda recording that names no GPU in its machine"),
+        "lesson/01_a.py on cuda: a cuda recording that names no device (an NVIDIA GPU) in its machine"),
     "twice": (lambda d: d["recordings"][1].update(snippet="lesson/01_a.py"),
               "lesson/01_a.py on cpu: recorded twice in this bundle"),
 }

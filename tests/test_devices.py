@@ -155,8 +155,7 @@ def test_a_device_reads_as_its_probe_described_it():
 
 
 #: Engine modules other helpers are still rewording (issue 22); empty this as they land.
-STILL_NAMING = {"blocks.py", "compare.py", "figures.py", "markdown_ext.py", "snippets.py",
-                "sybil_parser.py"}
+STILL_NAMING = {"blocks.py", "markdown_ext.py", "sybil_parser.py"}
 
 
 def test_no_engine_module_names_a_gpu_vendor():

@@ -110,7 +110,7 @@ def test_the_repository_declares_the_five_kinds_and_the_emulated_one_limits_thre
     assert known.get("cpu-amx").requires == targets.Requirement(("amx_bf16",))
     assert known.get("cpu-avx512bf16").requires == targets.Requirement(("avx512_bf16",), ("amx_bf16",))
     assert known.get("cpu-avx2").requires == targets.Requirement(("avx2",), ("avx512f",))
-    assert known.get("cuda").requires.gpu
+    assert known.get("cuda").requires.device
     emulated = known.get("cpu-amx-as-avx2")
     assert emulated.host == "cpu-amx" and emulated.requires == known.get("cpu-amx").requires
     assert not known.get("cpu-avx512bf16").emulated and not known.get("cpu-avx2").emulated

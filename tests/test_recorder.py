@@ -711,7 +711,7 @@ def test_check_and_list_on_the_real_repository_never_import_torch():
 def test_real_script_with_nothing_stale_exits_0_without_importing_torch():
     store = Store(REPO)
     # The CPU kind this machine is: the only one a plain run could record here.
-    cpu = next((t for t in kinds.kinds_here(store.targets) if not store.targets.get(t).needs_gpu), None)
+    cpu = next((t for t in kinds.kinds_here(store.targets) if not store.targets.get(t).needs_device), None)
     if cpu is None:
         pytest.skip("this machine is none of the repository's CPU kinds")
     stale = [f"{i.snippet.name} ({i.state.value})"

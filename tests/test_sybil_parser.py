@@ -66,7 +66,7 @@ class Project:
     def live_target(self, target: str) -> None:
         """Decide what hardware LiveRuns finds on 'this machine', without probing it."""
         def check(t, python=None):
-            if t.needs_gpu and target != "cuda":
+            if t.needs_device and target != "cuda":
                 raise sybil_parser.runner.TargetCheckFailed("no GPU here")
 
         self.monkeypatch.setattr(sybil_parser.runner, "check", check)

@@ -295,6 +295,16 @@ def test_a_snippet_requiring_what_no_target_provides_names_the_known_ones(tmp_pa
     assert "the targets ['cpu', 'cpu-slow', 'gpu']" in str(raised.value)
 
 
+def test_a_misplaced_record_runs_key_is_shown_with_a_requirement_this_project_has(tmp_path):
+    config = THREE.replace('provides = ["cpu", "cuda"]', 'provides = ["cpu", "made-up-npu"]')
+    make(tmp_path, config, snippets={"lesson/01_a.py": "# /// script\n# [tool]\n# record-runs = 5\n# ///\n"})
+
+    with pytest.raises(SnippetError) as raised:
+        load(tmp_path / "snippets", "lesson/01_a.py")
+
+    assert "such as '# requires = [\"made-up-npu\"]'" in str(raised.value)
+
+
 def test_pages_show_one_tab_per_target_with_the_configured_labels_and_descriptions(tmp_path, warnings):
     make(tmp_path)
     project = Project(tmp_path)

@@ -21,7 +21,7 @@ LESSON = "making_it_fast"
 def first_cpu_recording(store: Store, snippet: str) -> tuple[list[str], dict] | None:
     """The first CPU target's fresh recording of the snippet, in tab order."""
     for target in store.targets:
-        if not target.needs_gpu and (got := fresh_stdout(store, f"{LESSON}/{snippet}", target.name)):
+        if not target.needs_device and (got := fresh_stdout(store, f"{LESSON}/{snippet}", target.name)):
             return got
     return None
 

@@ -211,8 +211,9 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
             elif not snippet.runs_on(target):
                 why = (f"the snippet needs {', '.join(sorted(snippet.requires))}, which the "
                        f"{rec.target} target does not offer")
-            elif target.needs_gpu and not rec.machine.get("gpu"):
-                why = f"a {rec.target} recording that names no GPU in its machine"
+            elif target.needs_device and not rec.machine.get("gpu"):
+                why = (f"a {rec.target} recording that names no device ({target.requires.device}) "
+                       "in its machine")
             elif target.check and claimed.get("check") != target.check.prints:
                 why = (f"a {rec.target} recording whose machine did not prove the target: its check "
                        f"printed {claimed.get('check')!r}, and {rec.target} needs "

@@ -58,7 +58,7 @@ def why_not(targets: Targets, name: str) -> str | None:
 
 
 def _cheap_why_not(targets: Targets, name: str) -> str | None:
-    """The same look without starting Python: CPU flags, and a GPU's driver on disk."""
+    """The same look without starting Python: CPU flags, and a device's driver on disk (``detect``)."""
     target = targets.get(name)
     if kinds.unmet_here(targets, target):
         return kinds.why_not_here(targets, target)

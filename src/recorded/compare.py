@@ -1,4 +1,4 @@
-"""This machine's verdict and timing lines beside the published CPU and CUDA recordings.
+"""This machine's verdict and timing lines beside the published recordings of every target.
 
 Standard library only. ``record_runs.py --compare`` runs the snippets here (never into
 recordings/) and prints ``table(...)``.

@@ -47,13 +47,13 @@ def search(pattern: str, lines: list[str]) -> re.Match | None:
 
 
 def machine_label(target, machine: dict) -> str:
-    """A short name for a legend: the GPU, or the CPU model with its most telling feature,
-    or for a target that limits the CPU (such as cpu-avx2), the model and the limit."""
-    if target.needs_gpu and machine.get("gpu"):
+    """A short name for a legend: the device, or the CPU model with its most telling feature,
+    or for an emulated target (the host's CPU with limits), the model and the limit."""
+    if target.needs_device and machine.get("gpu"):
         return machine["gpu"]["name"]
     model = (machine.get("cpu") or {}).get("model") or "unknown CPU"
     model = re.sub(r"\((R|TM)\)", "", model).replace(" Processor", "").strip()
-    if set(dict(target.env)) - {"CUDA_VISIBLE_DEVICES"}:  # its features are not all in use
+    if target.emulated:  # its features are not all in use
         return f"{model}, {target.label}"
     feature = describe.telling_features(machine)[:1]
     return f"{model}, {feature[0]}" if feature else model

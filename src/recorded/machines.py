@@ -56,7 +56,7 @@ def unmet(requires, machine: dict[str, Any]) -> list[str]:
             why.append(f"CPU flag {flag} present")
         elif flag not in looked:
             why.append(f"CPU flag {flag} never looked for, so its absence is not proven")
-    if requires.gpu and not machine.get("gpu"):
+    if requires.device and not machine.get("gpu"):
         why.append("no GPU")
     return why
 

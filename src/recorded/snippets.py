@@ -101,10 +101,13 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
     meta = parse_metadata(path.read_text(encoding="utf-8"), where=str(pure))
     tool = meta.get("tool", {})
     tool = tool.get("record-runs", {}) if isinstance(tool, dict) else tool
+    known = known or targets_.load(snippets_dir.parent)
     if not isinstance(tool, dict):
+        # The example names something this project's targets really provide.
+        example = sorted(known.capabilities - {"cpu"} or known.capabilities or {"cpu"})[0]
         raise SnippetError(
             f"{pure}: [tool.record-runs] must be a table: a '# [tool.record-runs]' line, "
-            "then its keys, such as '# requires = [\"cuda\"]'."
+            f"then its keys, such as '# requires = [\"{example}\"]'."
         )
     unknown = set(tool) - _TOOL_KEYS
     if unknown:
@@ -113,7 +116,6 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
             f"known keys are {sorted(_TOOL_KEYS)}."
         )
     requires = tool.get("requires", [])
-    known = known or targets_.load(snippets_dir.parent)
     if (
         not isinstance(requires, list)
         or not all(isinstance(r, str) for r in requires)  # set() below needs hashable items

@@ -91,7 +91,7 @@ class Requirement:
 
     @property
     def gpu(self) -> bool:
-        """Whether it needs a device (the name machines.py reads: recordings store it as gpu)."""
+        """The old name of ``bool(device)``: kinds.py still reads it (drop this when it does not)."""
         return bool(self.device)
 
     def __str__(self) -> str:
@@ -124,7 +124,7 @@ class Target:
 
     @property
     def needs_gpu(self) -> bool:
-        """The old name of ``needs_device``, still read outside the target code."""
+        """The old name of ``needs_device``: tests/test_browser.py still reads it (drop this when it does not)."""
         return self.needs_device
 
     @property
