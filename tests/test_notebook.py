@@ -1,8 +1,9 @@
-"""docs/lesson.ipynb: the lesson as a notebook, generated from the pages and the recordings.
+"""Each lesson's notebook (docs/lesson.ipynb, say), generated from its pages and the recordings.
 
-It must be what `python scripts/make_notebook.py` writes now, hold every snippet of the
-lesson pages in page order with its CPU recording as output, and run top to bottom in
-Jupyter on a machine without a GPU (the slow test executes it).
+For every lesson in pyproject.toml that declares a notebook, it must be what
+`python scripts/make_notebook.py` writes now, hold every snippet of the lesson's pages in
+page order with its CPU recording as output, and run top to bottom in Jupyter on a machine
+without a GPU (the slow test executes it).
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ from pathlib import Path, PurePosixPath
 import nbformat
 import pytest
 
-from recorded import blocks, lessons, targets
+from recorded import blocks, targets
+from recorded.lessons import Lesson
 from recorded.layout import copy_site
-from recorded.notebook import COMMAND, notebook_path, notebook_target, render, spawns
+from recorded.notebook import COMMAND, notebook_path, notebook_target, render, spawns, with_notebooks
 from recorded.notebook_markdown import Links, convert_markdown, page_parts, read_site
 from recorded.snippets import Snippet, load
 from recorded.store import State, Store
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSON = lessons.load(ROOT)["making_it_fast"]
+#: The lessons with a notebook, from pyproject.toml: every test below runs once for each.
+LESSONS = with_notebooks(ROOT)
 TARGETS = targets.load(ROOT)
 #: A device's guard: a cell magic on a line of its own (``%%writefile FILE`` takes an argument).
 GUARD = re.compile(r"\A%%[A-Za-z_]\w*\n")
@@ -41,17 +44,26 @@ def unguarded(source: str) -> str:
     return GUARD.sub("", source, count=1)
 
 
-def committed() -> nbformat.NotebookNode:
-    path = notebook_path(ROOT, LESSON)
+@pytest.fixture(params=LESSONS, ids=[lesson.name for lesson in LESSONS])
+def lesson(request) -> Lesson:
+    return request.param
+
+
+def test_the_site_has_a_lesson_with_a_notebook():
+    assert LESSONS, "no lesson in pyproject.toml declares a notebook, so these tests check nothing"
+
+
+def committed(lesson: Lesson) -> nbformat.NotebookNode:
+    path = notebook_path(ROOT, lesson)
     assert path.is_file(), f"{path.relative_to(ROOT)} is missing: run `{COMMAND}`."
     return nbformat.read(path, as_version=4)
 
 
-def shown_snippets() -> list[Snippet]:
-    """Every snippet the lesson pages show, in nav order and page order."""
+def shown_snippets(lesson: Lesson) -> list[Snippet]:
+    """Every snippet the lesson's pages show, in nav order and page order."""
     site = read_site(ROOT)
     names = []
-    for page in LESSON.pages:
+    for page in lesson.pages:
         names += [n for _, n in blocks.headers((site.docs_dir / page).read_text(encoding="utf-8").splitlines())]
     return [load(ROOT / "snippets", n) for n in names]
 
@@ -76,35 +88,39 @@ def snippet_cells(nb) -> list[tuple[str, nbformat.NotebookNode]]:
     return found
 
 
-def test_the_notebook_is_what_the_command_writes_now():
-    path = notebook_path(ROOT, LESSON)
-    fresh, _ = render(ROOT, LESSON)
+def test_the_notebook_is_what_the_command_writes_now(lesson):
+    path = notebook_path(ROOT, lesson)
+    shown = path.relative_to(ROOT).as_posix()
+    fresh, _ = render(ROOT, lesson)
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     if current != fresh:
         diff = "".join(list(difflib.unified_diff(
             current.splitlines(keepends=True), fresh.splitlines(keepends=True),
-            "docs/lesson.ipynb (on disk)", "docs/lesson.ipynb (fresh)", n=1))[:40])
-        pytest.fail(f"docs/lesson.ipynb is out of date with the pages, snippets or recordings: "
+            f"{shown} (on disk)", f"{shown} (fresh)", n=1))[:40])
+        pytest.fail(f"{shown} is out of date with the pages, snippets or recordings: "
                     f"run `{COMMAND}` and commit it.\n{diff}", pytrace=False)
 
 
-def test_generation_is_deterministic_and_the_check_flag_says_what_to_run(tmp_path):
-    assert render(ROOT, LESSON)[0] == render(ROOT, LESSON)[0]
+def test_generation_is_deterministic_and_the_check_flag_says_what_to_run(tmp_path, lesson):
+    assert render(ROOT, lesson)[0] == render(ROOT, lesson)[0]
     copy_site(ROOT, tmp_path, extra=("scripts", "src"))
     script = [sys.executable, str(tmp_path / "scripts" / "make_notebook.py")]
     assert subprocess.run(script, capture_output=True, text=True).returncode == 0
     assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 0
 
-    snippet = tmp_path / "snippets" / "making_it_fast" / "01_vectorise.py"
+    expected = shown_snippets(lesson)
+    target = notebook_target(Store(ROOT), expected)
+    edited = next(s for s in expected if s.runs_on(target))  # one whose output the notebook shows
+    snippet = tmp_path / "snippets" / edited.name
     snippet.write_text(snippet.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     done = subprocess.run(script + ["--check"], capture_output=True, text=True)
     assert done.returncode == 1
     assert f"run `{COMMAND}`" in done.stderr
-    assert "making_it_fast/01_vectorise.py: no fresh " in done.stderr
+    assert f"{edited.name}: no fresh " in done.stderr
 
 
-def test_the_notebook_is_valid_with_a_python_kernel_and_unique_cell_ids():
-    nb = committed()
+def test_the_notebook_is_valid_with_a_python_kernel_and_unique_cell_ids(lesson):
+    nb = committed(lesson)
     nbformat.validate(nb)
     assert nb.metadata.kernelspec.name == "python3"
     assert nb.metadata.language_info.name == "python"
@@ -115,13 +131,13 @@ def test_the_notebook_is_valid_with_a_python_kernel_and_unique_cell_ids():
     assert all(c.execution_count is None for c in nb.cells if c.cell_type == "code")
 
 
-def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_recording():
-    nb, store = committed(), Store(ROOT)
+def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_recording(lesson):
+    nb, store = committed(lesson), Store(ROOT)
     cells = snippet_cells(nb)
-    expected = shown_snippets()
+    expected = shown_snippets(lesson)
     target = notebook_target(store, expected)
     assert not target.needs_device
-    assert len(expected) >= 10
+    assert expected, f"the pages of lesson {lesson.name} show no snippet"
     shown = [unguarded(source).rstrip("\n") for source, _ in cells]
     assert shown == [s.display_source().rstrip("\n") for s in expected], \
         f"the notebook's code cells differ from the pages' snippets: run `{COMMAND}`"
@@ -136,19 +152,24 @@ def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_record
         assert streams.get("stderr") == ("\n".join(rec.stderr) + "\n" if rec.stderr else None), snippet.name
 
 
-def test_cells_needing_a_device_and_only_they_start_with_its_guard():
-    cells = snippet_cells(committed())
-    assert any(guard(s) for s in shown_snippets()) == any(t.device for t in TARGETS)
-    for snippet, (source, cell) in zip(shown_snippets(), cells):
+def test_cells_needing_a_device_and_only_they_start_with_its_guard(lesson):
+    cells = snippet_cells(committed(lesson))
+    for snippet, (source, cell) in zip(shown_snippets(lesson), cells):
         for text in (cell.source, source):
             assert (GUARD.match(text) or [""])[0] == guard(snippet), (snippet.name, text[:60])
 
 
-def test_snippets_that_spawn_processes_run_from_a_file():
-    nb = committed()
+def test_the_guard_and_the_spawn_tests_are_not_vacuous():
+    every = [s for lesson in LESSONS for s in shown_snippets(lesson)]
+    assert any(guard(s) for s in every) == any(t.device for t in TARGETS)
+    assert any(spawns(s.display_source()) for s in every), \
+        "no snippet uses multiprocessing any more: drop test_snippets_that_spawn_processes_run_from_a_file"
+
+
+def test_snippets_that_spawn_processes_run_from_a_file(lesson):
+    nb = committed(lesson)
     sources = [c.source for c in nb.cells if c.cell_type == "code"]
-    spawning = [s for s in shown_snippets() if spawns(s.display_source())]
-    assert spawning, "no snippet uses multiprocessing any more: drop this test"
+    spawning = [s for s in shown_snippets(lesson) if spawns(s.display_source())]
     for snippet in spawning:
         file = PurePosixPath(snippet.name).name
         i = sources.index(f"%%writefile {file}\n{snippet.display_source().rstrip()}")
@@ -159,7 +180,7 @@ def test_material_syntax_becomes_plain_markdown():
     page = """\
 # Title
 
-Read [part 1](vectorise.md), [a snippet](measure.md#making-it-fast-06-measure-cpu), [the
+Read [part 1](vectorise.md), [a snippet](measure.md#my-lesson-06-measure), [the
 recordings](recordings.md) and [PyTorch](https://pytorch.org).
 
 !!! tip "Compare with a tolerance"
@@ -182,7 +203,7 @@ recordings](recordings.md) and [PyTorch](https://pytorch.org).
   <figcaption>Both halve the memory.</figcaption>
 </figure>
 
-/// recorded | making_it_fast/01_vectorise.py
+/// recorded | my_lesson/01_intro.py
 expect:
   - "x"
 ///
@@ -191,13 +212,13 @@ expect:
 """
     # With a published address, links to pages outside the notebook point there.
     site = dataclasses.replace(read_site(ROOT), site_url="https://lesson.example/")
-    links = Links(site, {"index.md", "vectorise.md", "measure.md"}, {"making-it-fast-06-measure-cpu"})
+    links = Links(site, {"index.md", "vectorise.md", "measure.md"}, {"my-lesson-06-measure"})
     parts = page_parts("index.md", page)
     assert [p.kind for p in parts] == ["markdown", "snippet", "markdown"]
-    assert parts[1].text == "making_it_fast/01_vectorise.py" and parts[2].text == "## Next"
+    assert parts[1].text == "my_lesson/01_intro.py" and parts[2].text == "## Next"
     text = convert_markdown("index.md", parts[0].text, links)
     assert "[part 1](#page-vectorise)" in text
-    assert "[a snippet](#making-it-fast-06-measure-cpu)" in text
+    assert "[a snippet](#my-lesson-06-measure)" in text
     assert f"[the\nrecordings]({site.url('recordings.md')})" in text  # a link that wraps
     assert "[PyTorch](https://pytorch.org)" in text
     assert "**Compare with a tolerance**\n\nBody line one,\nline two.\n\n```python\n>>> 1 + 1\n2\n```\n" in text
@@ -212,18 +233,18 @@ expect:
 
 
 @pytest.mark.slow
-def test_it_runs_top_to_bottom_on_a_machine_without_a_gpu(tmp_path, monkeypatch):
+def test_it_runs_top_to_bottom_on_a_machine_without_a_gpu(tmp_path, monkeypatch, lesson):
     """Executes every cell in a fresh Python kernel, as a reader's Jupyter would (about 40 s on
     a quiet 2-core machine; much longer on a busy one)."""
     from nbclient import NotebookClient
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # a CPU machine, even on one with a GPU
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
-    nb = committed()
+    nb = committed(lesson)
     # Raises CellExecutionError, with the cell and its traceback, if any cell fails.
     NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
-    for snippet, (_, cell) in zip(shown_snippets(), snippet_cells(nb)):
+    for snippet, (_, cell) in zip(shown_snippets(lesson), snippet_cells(nb)):
         stdout = "".join(o.text for o in cell.outputs if o.get("name") == "stdout")
         device = TARGETS.device_for(snippet.requires)
         if device:
