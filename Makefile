@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test build record check figures notebook bench clean
+.PHONY: serve test lint build record check figures notebook bench clean
 
 # The packages depend on pyproject.toml's [project] and [build-system] tables only: an edit of
 # the recorder's targets or lessons must not reinstall everything. DEPS is rewritten only
@@ -26,8 +26,17 @@ $(STAMP): $(DEPS) constraints.txt
 serve: $(STAMP)  ## preview the site on http://127.0.0.1:8000, rebuilding on every save
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
-test: $(STAMP)  ## the whole suite: pages, claims, recordings, recorder, site build
+test: lint  ## lint, format and types, then the whole suite: pages, claims, recordings, recorder, site
 	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
+
+# What the tools can catch, they catch before the tests run: ruff (lint and format) over the
+# engine, scripts, tests and snippets; mypy over the same (each snippet on its own: they are
+# scripts, not a package).
+lint: $(STAMP)  ## ruff check, ruff format --check and mypy, with zero findings
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/mypy snippets/*/*.py
 
 build: $(STAMP)  ## the site into site/, failing on any warning
 	$(BIN)/mkdocs build --strict

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
+from tests.tree_guard import pytest_sessionfinish, pytest_sessionstart  # noqa: F401 (hooks)
 
 from recorded.sybil_parser import LiveRuns, RecordedParser
-from tests.tree_guard import pytest_sessionfinish, pytest_sessionstart  # noqa: F401 (hooks)
 
 ROOT = Path(__file__).parent
 # Under pytest-xdist the workers share the cores: one thread per live run keeps two
@@ -20,7 +20,9 @@ THREADS = 1 if os.environ.get("PYTEST_XDIST_WORKER") else None
 
 pytest_collect_file = Sybil(
     parsers=[
-        RecordedParser(ROOT, LiveRuns(compile_cache=ROOT / ".pytest_cache" / "compile-cache", threads=THREADS)),
+        RecordedParser(
+            ROOT, LiveRuns(compile_cache=ROOT / ".pytest_cache" / "compile-cache", threads=THREADS)
+        ),
         PythonCodeBlockParser(),
         SkipParser(),
     ],

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write each lesson's notebook (its `notebook` in pyproject.toml) from its pages and the recordings.
 
-    python scripts/make_notebook.py           # (re)write every lesson's notebook under docs/
-    python scripts/make_notebook.py --check   # exit 1 if any differs from a fresh generation
+python scripts/make_notebook.py           # (re)write every lesson's notebook under docs/
+python scripts/make_notebook.py --check   # exit 1 if any differs from a fresh generation
 """
 
 import argparse
@@ -12,18 +12,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from recorded.notebook import COMMAND, notebook_path, render, with_notebooks  # noqa: E402
+from recorded.notebook import COMMAND, notebook_path, render, with_notebooks  # noqa: E402 (after sys.path gains src/)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 if a notebook is missing or out of date")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if a notebook is missing or out of date"
+    )
     args = parser.parse_args(argv)
     lessons = with_notebooks(ROOT)
     if not lessons:
-        print("no lesson declares a notebook ([tool.record-runs.lessons.NAME] notebook = \"NAME.ipynb\" "
-              "in pyproject.toml).")
+        print(
+            'no lesson declares a notebook ([tool.record-runs.lessons.NAME] notebook = "NAME.ipynb" '
+            "in pyproject.toml)."
+        )
     outdated = 0
     for lesson in lessons:
         path = notebook_path(ROOT, lesson)

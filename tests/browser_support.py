@@ -60,10 +60,15 @@ NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animatio
 
 # -- helpers -------------------------------------------------------------------------------
 
+
 def mkdocs_build(root: Path, site: Path, strict: bool = True) -> None:
     result = subprocess.run(
         [str(MKDOCS), "build", "--strict" if strict else "--no-strict", "-d", str(site)],
-        cwd=root, capture_output=True, text=True, timeout=300,
+        check=False,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert result.returncode == 0, f"mkdocs build failed in {root}:\n{result.stdout}\n{result.stderr}"
@@ -93,16 +98,17 @@ def serve(directory: Path):
 def site_pages(site: Path) -> list[str]:
     """Every page in the sitemap, as a path relative to the site's root ("" is the home page)."""
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
-    locs = [loc.text.strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
+    locs = [(loc.text or "").strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
     home = min(locs, key=len)  # the site_url itself
     assert all(loc.startswith(home) for loc in locs), locs
-    return [loc[len(home):] for loc in locs]
+    return [loc[len(home) :] for loc in locs]
 
 
 def relative_luminance(rgb) -> float:
     def channel(c):
         c /= 255
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
     r, g, b = (channel(c) for c in rgb[:3])
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
@@ -149,7 +155,9 @@ def assert_readable(what: str, ratios: dict[str, tuple[float, str]]) -> None:
 
 def tabs_once_all_show(page: Page, label: str, timeout_ms: int = 5000) -> list[str]:
     """The tab each recorded output shows, once all show label (or the wait is over)."""
-    all_show = f"() => {{ const t = ({SHOWN_TABS})(); return t.length > 0 && t.every(x => x === {label!r}); }}"
+    all_show = (
+        f"() => {{ const t = ({SHOWN_TABS})(); return t.length > 0 && t.every(x => x === {label!r}); }}"
+    )
     try:
         page.wait_for_function(all_show, timeout=timeout_ms)
     except PlaywrightTimeoutError:

@@ -11,20 +11,30 @@ axe) are in browser_support.py.
 from __future__ import annotations
 
 import html
+import itertools
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from browser_support import (
-    PALETTES, SHOWN_TABS, assert_readable, axe_run, contrast_in_both_palettes, mkdocs_build, serve,
-    show_tab, site_pages, tabs_once_all_show,
-)
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from browser_support import (
+    PALETTES,
+    SHOWN_TABS,
+    assert_readable,
+    axe_run,
+    contrast_in_both_palettes,
+    mkdocs_build,
+    serve,
+    show_tab,
+    site_pages,
+    tabs_once_all_show,
+)
 from recorded.layout import copy_site
 from recorded.snippets import strip_metadata
 from recorded.targets import load as load_targets
@@ -33,8 +43,13 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 MAX_PAGE_BYTES = 1_500_000
 MAX_NOTEBOOK_ELEMENTS = 1_500  # the notebook page's DOM, once Material's scripts have run
@@ -47,6 +62,7 @@ GPU = next(t for t in TARGETS if t.needs_gpu)
 NOTICES = {"not-recorded": "Not recorded yet on {}", "not-applicable": "Not applicable on {}"}
 
 # -- fixtures ------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
@@ -69,13 +85,15 @@ def missing(reason: str) -> None:
 @pytest.fixture(scope="module")
 def axe() -> Path:
     if not AXE.is_file():
-        missing(f"axe-core is not installed ({AXE.relative_to(ROOT)} is missing: "
-                "npm install --prefix .cache/npm axe-core; .ci/run installs it)")
+        missing(
+            f"axe-core is not installed ({AXE.relative_to(ROOT)} is missing: "
+            "npm install --prefix .cache/npm axe-core; .ci/run installs it)"
+        )
     return AXE
 
 
 @pytest.fixture(scope="module")
-def browser(chromium) -> Browser:
+def browser(chromium) -> Iterator[Browser]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield browser
@@ -90,13 +108,13 @@ def site(chromium, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def base_url(site) -> str:
+def base_url(site) -> Iterator[str]:
     with serve(site) as url:
         yield url
 
 
 @pytest.fixture
-def page(browser) -> Page:
+def page(browser) -> Iterator[Page]:
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     yield context.new_page()
     context.close()
@@ -121,7 +139,7 @@ def visits(browser, site, base_url) -> dict[str, Visit]:
     for path in site_pages(site):
         visit = visits[path] = Visit()
         context = browser.new_context()
-        responses = []
+        responses: list = []  # playwright Response objects
         context.on("request", lambda r, v=visit: v.requests.append(r.url))
         context.on("response", lambda r, rs=responses: rs.append(r))
         page = context.new_page()
@@ -134,11 +152,14 @@ def visits(browser, site, base_url) -> dict[str, Visit]:
         visit.bytes = sum(len(r.body()) for r in responses)
         visit.headings = page.eval_on_selector_all(
             "article h1, article h2, article h3, article h4, article h5, article h6",
-            "hs => hs.map(h => Number(h.tagName[1]))")
+            "hs => hs.map(h => Number(h.tagName[1]))",
+        )
         visit.tables_without_th = page.eval_on_selector_all(
-            "article table", "ts => ts.filter(t => !t.querySelector('th')).length")
+            "article table", "ts => ts.filter(t => !t.querySelector('th')).length"
+        )
         visit.images = page.eval_on_selector_all(
-            "img", "is => is.map(i => ({src: i.getAttribute('src'), alt: i.getAttribute('alt')}))")
+            "img", "is => is.map(i => ({src: i.getAttribute('src'), alt: i.getAttribute('alt')}))"
+        )
         visit.elements = page.evaluate("document.getElementsByTagName('*').length")
         page.context.close()
     return visits
@@ -146,12 +167,16 @@ def visits(browser, site, base_url) -> dict[str, Visit]:
 
 # -- tests ---------------------------------------------------------------------------------
 
+
 def test_every_page_loads_without_errors_or_outside_requests(visits):
     assert "sixteen-bit/" in visits, sorted(visits)
     problems = {}
     for path, visit in visits.items():
-        outside = [u for u in visit.requests
-                   if urlsplit(u).scheme not in ("data", "blob") and urlsplit(u).hostname != "127.0.0.1"]
+        outside = [
+            u
+            for u in visit.requests
+            if urlsplit(u).scheme not in ("data", "blob") and urlsplit(u).hostname != "127.0.0.1"
+        ]
         if outside or visit.errors:
             problems[path or "(home)"] = {"outside requests": outside, "console errors": visit.errors}
     assert not problems, problems
@@ -166,31 +191,42 @@ def test_the_notebook_page_stays_under_the_element_limit(visits):
     notebook = visits["lesson/"]
     assert notebook.elements <= MAX_NOTEBOOK_ELEMENTS, (
         f"the notebook page has {notebook.elements} DOM elements (limit {MAX_NOTEBOOK_ELEMENTS}); "
-        "overrides/hooks/notebook_page.py renders it light")
+        "overrides/hooks/notebook_page.py renders it light"
+    )
 
 
 def test_the_accessibility_check_finds_a_violation_it_is_shown(browser, base_url, axe):
     """The harness below can fail: grey on grey text put on a page is reported."""
-    result = axe_run(browser, base_url, axe, "default", before="""document.querySelector('article')
-        .insertAdjacentHTML('beforeend', '<p style="color:#777;background:#888">grey on grey</p>')""")
+    result = axe_run(
+        browser,
+        base_url,
+        axe,
+        "default",
+        before="""document.querySelector('article')
+        .insertAdjacentHTML('beforeend', '<p style="color:#777;background:#888">grey on grey</p>')""",
+    )
     assert "color-contrast" in [v["id"] for v in result["violations"]]
 
 
 @pytest.mark.parametrize("scheme", PALETTES)
 def test_no_page_has_a_wcag_aa_violation(browser, site, base_url, axe, scheme):
     """axe-core's WCAG 2.1 A and AA rules on every page, in the light and the dark palette."""
-    found = {}
+    found: dict[str, list] = {}
     for path in site_pages(site):
         result = axe_run(browser, base_url + path, axe, scheme)
         # Contrast was really measured on the page, not skipped for want of visible text.
-        assert "color-contrast" in [p["id"] for p in result["passes"]], f"{path}: axe checked no text contrast"
+        assert "color-contrast" in [p["id"] for p in result["passes"]], (
+            f"{path}: axe checked no text contrast"
+        )
         for v in result["violations"]:
             nodes = v["nodes"]
             found.setdefault(path or "(home)", []).append(
                 f"{v['id']} ({v['help']}): {len(nodes)} element(s), first {nodes[0]['target']}: "
-                + nodes[0]["failureSummary"].replace("\n", " "))
+                + nodes[0]["failureSummary"].replace("\n", " ")
+            )
     assert not found, f"WCAG 2.1 AA violations in the {scheme} palette:\n" + "\n".join(
-        f"  {path}: {line}" for path, lines in found.items() for line in lines)
+        f"  {path}: {line}" for path, lines in found.items() for line in lines
+    )
 
 
 def test_search_dialog_and_task_list_checkboxes_have_names(page, base_url):
@@ -210,9 +246,12 @@ def test_provenance_line_sits_apart_from_its_output_box(page, base_url, path):
     page.goto(base_url + path)
     # The first provenance element after each output; a list under its own heading line
     # ("Printed alike on these 4 kinds of machine:") follows that line, not the output.
-    gaps = page.eval_on_selector_all("article .recorded-provenance", """ps => ps
+    gaps = page.eval_on_selector_all(
+        "article .recorded-provenance",
+        """ps => ps
       .filter(p => p.checkVisibility() && !p.previousElementSibling.matches('.recorded-provenance'))
-      .map(p => p.getBoundingClientRect().top - p.previousElementSibling.getBoundingClientRect().bottom)""")
+      .map(p => p.getBoundingClientRect().top - p.previousElementSibling.getBoundingClientRect().bottom)""",
+    )
     assert gaps and min(gaps) >= 8, f"pixels between each output box and its provenance line: {gaps}"
 
 
@@ -220,7 +259,7 @@ def test_headings_never_skip_a_level(visits):
     skipped = {}
     for path, visit in visits.items():
         levels = visit.headings
-        if not levels or levels[0] != 1 or any(b > a + 1 for a, b in zip(levels, levels[1:])):
+        if not levels or levels[0] != 1 or any(b > a + 1 for a, b in itertools.pairwise(levels)):
             skipped[path or "(home)"] = levels
     assert not skipped, f"heading levels in the article, in order: {skipped}"
 
@@ -233,8 +272,10 @@ def test_every_table_has_header_cells(visits):
 def test_every_image_has_alt_text(visits):
     images = {path: v.images for path, v in visits.items()}
     assert any(images.values()), "no <img> on any page: were the figures dropped?"
-    missing = {path or "(home)": [i["src"] for i in imgs if not (i["alt"] or "").strip()]
-               for path, imgs in images.items()}
+    missing = {
+        path or "(home)": [i["src"] for i in imgs if not (i["alt"] or "").strip()]
+        for path, imgs in images.items()
+    }
     missing = {path: srcs for path, srcs in missing.items() if srcs}
     assert not missing, f"images without alt text: {missing}"
 
@@ -292,12 +333,18 @@ def test_review_answers_and_cards_stay_closed_until_clicked(page, base_url):
 @pytest.mark.parametrize("kind", NOTICES)
 def test_notices_are_shown_and_readable_in_both_palettes(page, site, base_url, kind):
     """The first notice of its kind in a tab, on any page and for any target, in both palettes."""
-    found = [(path, NOTICES[kind].format(t.label), t.label) for t in TARGETS for path in site_pages(site)
-             if f'class="admonition-title">{html.escape(NOTICES[kind].format(t.label))}</p>'
-             in (site / path / "index.html").read_text("utf-8")]
+    found = [
+        (path, NOTICES[kind].format(t.label), t.label)
+        for t in TARGETS
+        for path in site_pages(site)
+        if f'class="admonition-title">{html.escape(NOTICES[kind].format(t.label))}</p>'
+        in (site / path / "index.html").read_text("utf-8")
+    ]
     if not found:
-        pytest.skip(f"no tab says {NOTICES[kind].format('...')!r} now; "
-                    "test_stale_and_missing_notices_... checks one on a copy")
+        pytest.skip(
+            f"no tab says {NOTICES[kind].format('...')!r} now; "
+            "test_stale_and_missing_notices_... checks one on a copy"
+        )
     path, notice_title, label = found[0]
     page.goto(base_url + path)
     notice = show_tab(page, notice_title, label)
@@ -306,8 +353,14 @@ def test_notices_are_shown_and_readable_in_both_palettes(page, site, base_url, k
 
 STALE_SNIPPET = "making_it_fast/01_vectorise"
 # A CPU target that has recorded the snippet: on the copy below its recording is stale.
-STALE_TAB = next((t for t in TARGETS if not t.needs_gpu
-                  and (ROOT / "recordings" / t.name / f"{STALE_SNIPPET}.json").is_file()), None)
+STALE_TAB = next(
+    (
+        t
+        for t in TARGETS
+        if not t.needs_gpu and (ROOT / "recordings" / t.name / f"{STALE_SNIPPET}.json").is_file()
+    ),
+    None,
+)
 
 
 @pytest.fixture
@@ -325,17 +378,23 @@ def stale_site(tmp_path) -> Path:
 
 
 def test_stale_and_missing_notices_are_shown_and_readable_in_both_palettes(page, stale_site):
+    assert STALE_TAB is not None, f"no CPU target has a recording of {STALE_SNIPPET} to make stale"
     with serve(stale_site) as url:
         page.goto(url + "vectorise/")
-        for notice_title, label in ((f"Stale {STALE_TAB.label} recording", STALE_TAB.label),
-                                    (NOTICES["not-recorded"].format(GPU.label), GPU.label)):
+        for notice_title, label in (
+            (f"Stale {STALE_TAB.label} recording", STALE_TAB.label),
+            (NOTICES["not-recorded"].format(GPU.label), GPU.label),
+        ):
             notice = show_tab(page, notice_title, label)
             assert_readable(f"{notice_title!r}", contrast_in_both_palettes(page, notice))
 
 
 # The claim bar, in tabs and in an output shown once for every machine.
-@pytest.mark.parametrize("selector", [".recorded-provenance", ":is(.recorded-outputs, .recorded-once) .hll"],
-                         ids=["provenance", "claimed-line"])
+@pytest.mark.parametrize(
+    "selector",
+    [".recorded-provenance", ":is(.recorded-outputs, .recorded-once) .hll"],
+    ids=["provenance", "claimed-line"],
+)
 def test_custom_styles_are_readable_in_both_palettes(page, base_url, selector):
     page.goto(base_url + "sixteen-bit/")
     element = page.locator(f"article {selector}").first

@@ -19,8 +19,12 @@ BEFORE = pytest.StashKey[dict]()
 def snapshot(root: Path = ROOT) -> dict[str, str] | None:
     """sha256 of every file git sees under root, by path; None outside a git checkout."""
     try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                                cwd=root, capture_output=True, check=True).stdout
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
     found = {}
@@ -32,8 +36,11 @@ def snapshot(root: Path = ROOT) -> dict[str, str] | None:
 
 def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """What changed, one ``path (how)`` each."""
-    return [f"{name} ({'added' if name not in before else 'removed' if name not in after else 'changed'})"
-            for name in sorted(before.keys() | after.keys()) if before.get(name) != after.get(name)]
+    return [
+        f"{name} ({'added' if name not in before else 'removed' if name not in after else 'changed'})"
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name) != after.get(name)
+    ]
 
 
 def _controller(session: pytest.Session) -> bool:
@@ -52,8 +59,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     changed = changes(before, snapshot() or {})
     if changed:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        message = ("the tests changed the repository (a test must change only a temporary copy): "
-                   + ", ".join(changed))
+        message = "the tests changed the repository (a test must change only a temporary copy): " + ", ".join(
+            changed
+        )
         if reporter:
             reporter.write_line(message, red=True, bold=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -68,10 +68,13 @@ def highlight(code: str) -> str:
             runs.append([cls, text])
     out = []
     for cls, text in runs:
-        tail = text[len(text.rstrip()):] if cls else ""
-        body = text[:len(text) - len(tail)] if tail else text
-        out.append(f'<span class="{cls}">{html.escape(body, quote=False)}</span>{tail}' if cls
-                   else html.escape(text, quote=False))
+        tail = text[len(text.rstrip()) :] if cls else ""
+        body = text[: len(text) - len(tail)] if tail else text
+        out.append(
+            f'<span class="{cls}">{html.escape(body, quote=False)}</span>{tail}'
+            if cls
+            else html.escape(text, quote=False)
+        )
     return "".join(out)
 
 
@@ -84,16 +87,18 @@ def code_block(code: str, language: str | None, extra: str = "") -> str:
 
 
 def lighten(content: str) -> str:
-    content = re.sub(r"<(style|script)\b[^>]*>.*?</\1>", "", content, flags=re.S)
+    content = re.sub(r"<(style|script)\b[^>]*>.*?</\1>", "", content, flags=re.DOTALL)
     soup = BeautifulSoup(content, "html.parser")
     notebook = soup.find("div", class_="jp-Notebook")
     if notebook is None:  # not mkdocs-jupyter's HTML: leave it alone
         return content
     parts: list[str] = []
     for cell in notebook.find_all("div", class_="jp-Cell", recursive=False):
-        classes = cell.get("class", [])
+        classes: list[str] | str = cell.get("class") or []
         if "jp-MarkdownCell" in classes:
             rendered = cell.find("div", class_="jp-RenderedMarkdown")
+            if rendered is None:  # a markdown cell mkdocs-jupyter did not render: nothing to show
+                continue
             for link in rendered.find_all("a", class_="anchor-link"):
                 link.decompose()
             for example in rendered.find_all("div", class_="highlight"):
@@ -103,7 +108,8 @@ def lighten(content: str) -> str:
             parts.append(rendered.decode_contents())
         elif "jp-CodeCell" in classes:
             source = cell.find("div", class_="highlight-ipynb")
-            code = source.find("pre").get_text() if source else ""
+            pre = source.find("pre") if source else None
+            code = pre.get_text() if pre else ""
             parts.append(code_block(code.rstrip(), "python"))
             for output in cell.find_all("div", class_="jp-OutputArea-output"):
                 stderr = output.get("data-mime-type") == "application/vnd.jupyter.stderr"

@@ -100,7 +100,8 @@ def _shard_arg(text: str) -> tuple[int, int]:
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not m or not 1 <= int(m[1]) <= int(m[2]):
         raise argparse.ArgumentTypeError(
-            f"{text!r}: give I/N with 1 <= I <= N, such as 1/2 (the first of two runners)")
+            f"{text!r}: give I/N with 1 <= I <= N, such as 1/2 (the first of two runners)"
+        )
     return int(m[1]), int(m[2])
 
 
@@ -112,50 +113,96 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         epilog=EPILOG.format(prog=prog),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("snippets", nargs="*", metavar="SNIPPET",
-                   help="snippet paths (under snippets/, or with the snippets/ prefix); default: all. "
-                        "A named snippet runs only if its recording is missing, stale or failed, "
-                        "unless --force")
-    p.add_argument("--target", default=None, metavar="NAME",
-                   help="a target from pyproject.toml ([tool.record-runs.targets.NAME]), or several "
-                        "separated by commas; 'all': every target this machine can run (the "
-                        "default when recording); 'auto': the first of [tool.record-runs] auto "
-                        "that this machine can run (the default with --compare)")
+    p.add_argument(
+        "snippets",
+        nargs="*",
+        metavar="SNIPPET",
+        help="snippet paths (under snippets/, or with the snippets/ prefix); default: all. "
+        "A named snippet runs only if its recording is missing, stale or failed, "
+        "unless --force",
+    )
+    p.add_argument(
+        "--target",
+        default=None,
+        metavar="NAME",
+        help="a target from pyproject.toml ([tool.record-runs.targets.NAME]), or several "
+        "separated by commas; 'all': every target this machine can run (the "
+        "default when recording); 'auto': the first of [tool.record-runs] auto "
+        "that this machine can run (the default with --compare)",
+    )
     p.add_argument("--force", action="store_true", help="re-record even fresh recordings")
-    p.add_argument("--replace-machine", action="store_true",
-                   help="with --target: re-record its whole tab here, replacing another machine's")
-    p.add_argument("--timeout", type=float, metavar="SECONDS",
-                   help="per-snippet limit (default: the snippet's own, else 300)")
+    p.add_argument(
+        "--replace-machine",
+        action="store_true",
+        help="with --target: re-record its whole tab here, replacing another machine's",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per-snippet limit (default: the snippet's own, else 300)",
+    )
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
-    p.add_argument("--refuse-busy", action="store_true",
-                   help="do not record a timing snippet (metadata timing = true) while other work "
-                        "uses more than a quarter of the CPUs, before or after its run; without "
-                        "it the recorder warns and records the figure")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true",
-                      help="run nothing; list missing, stale and failed recordings")
-    mode.add_argument("--list", action="store_true",
-                      help="run nothing; show every snippet and target with its state")
-    mode.add_argument("--compare", action="store_true",
-                      help="run the snippets here without touching recordings/ and print this "
-                           "machine's verdict and timing lines beside the published ones")
-    mode.add_argument("--adopt", nargs=2, metavar=("FROM", "TO"),
-                      help="move recordings/FROM/ to target TO, each only if its machine fits TO")
-    mode.add_argument("--import", dest="import_", nargs="+", metavar="FILE",
-                      help="merge bundles (from --bundle) into recordings/, each all or nothing")
-    p.add_argument("--strict", action="store_true",
-                   help="with --check: every target's recordings must be fresh, not only those "
-                        "marked required (the release rule)")
-    p.add_argument("--bundle", metavar="FILE",
-                   help="also write every recording this run made into FILE (atomically)")
-    p.add_argument("--allow-stale", action="store_true",
-                   help="with --import: import recordings of outdated snippets, marked stale")
-    p.add_argument("--shard", type=_shard_arg, metavar="I/N",
-                   help="take only shard I of N: the snippets split across N runners, balanced "
-                        "by their recorded durations")
-    p.add_argument("--out", metavar="DIR",
-                   help="use DIR instead of recordings/ (DIR/<target>/<snippet>.json): to "
-                        "record into, or with --compare to keep this machine's runs")
+    p.add_argument(
+        "--refuse-busy",
+        action="store_true",
+        help="do not record a timing snippet (metadata timing = true) while other work "
+        "uses more than a quarter of the CPUs, before or after its run; without "
+        "it the recorder warns and records the figure",
+    )
+    modes = p.add_mutually_exclusive_group()
+    modes.add_argument(
+        "--check", action="store_true", help="run nothing; list missing, stale and failed recordings"
+    )
+    modes.add_argument(
+        "--list", action="store_true", help="run nothing; show every snippet and target with its state"
+    )
+    modes.add_argument(
+        "--compare",
+        action="store_true",
+        help="run the snippets here without touching recordings/ and print this "
+        "machine's verdict and timing lines beside the published ones",
+    )
+    modes.add_argument(
+        "--adopt",
+        nargs=2,
+        metavar=("FROM", "TO"),
+        help="move recordings/FROM/ to target TO, each only if its machine fits TO",
+    )
+    modes.add_argument(
+        "--import",
+        dest="import_",
+        nargs="+",
+        metavar="FILE",
+        help="merge bundles (from --bundle) into recordings/, each all or nothing",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --check: every target's recordings must be fresh, not only those "
+        "marked required (the release rule)",
+    )
+    p.add_argument(
+        "--bundle", metavar="FILE", help="also write every recording this run made into FILE (atomically)"
+    )
+    p.add_argument(
+        "--allow-stale",
+        action="store_true",
+        help="with --import: import recordings of outdated snippets, marked stale",
+    )
+    p.add_argument(
+        "--shard",
+        type=_shard_arg,
+        metavar="I/N",
+        help="take only shard I of N: the snippets split across N runners, balanced "
+        "by their recorded durations",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="use DIR instead of recordings/ (DIR/<target>/<snippet>.json): to "
+        "record into, or with --compare to keep this machine's runs",
+    )
     args = p.parse_args(argv)
     if args.timeout is not None and args.timeout <= 0:
         p.error("--timeout takes a positive number of seconds")
@@ -169,14 +216,39 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         p.error("--replace-machine takes --target NAME and no snippets: it re-records every snippet")
     if args.import_ and args.shard:
         p.error("--shard goes with recording, --compare, --check or --list, not with --import")
-    mode = next((m for m, on in (("check", args.check), ("list", args.list), ("compare", args.compare),
-                                 ("adopt", args.adopt), ("import", args.import_)) if on), "record")
+    mode = next(
+        (
+            m
+            for m, on in (
+                ("check", args.check),
+                ("list", args.list),
+                ("compare", args.compare),
+                ("adopt", args.adopt),
+                ("import", args.import_),
+            )
+            if on
+        ),
+        "record",
+    )
     return Options(
-        mode=mode, snippets=tuple(args.snippets), target=args.target, force=args.force,
-        replace_machine=args.replace_machine, timeout=args.timeout, fail_fast=args.fail_fast,
-        refuse_busy=args.refuse_busy, strict=args.strict, bundle=args.bundle, allow_stale=args.allow_stale,
-        shard=args.shard, out=args.out, adopt=tuple(args.adopt) if args.adopt else None,
-        files=tuple(args.import_ or ()), prog=prog, command=command)
+        mode=mode,
+        snippets=tuple(args.snippets),
+        target=args.target,
+        force=args.force,
+        replace_machine=args.replace_machine,
+        timeout=args.timeout,
+        fail_fast=args.fail_fast,
+        refuse_busy=args.refuse_busy,
+        strict=args.strict,
+        bundle=args.bundle,
+        allow_stale=args.allow_stale,
+        shard=args.shard,
+        out=args.out,
+        adopt=tuple(args.adopt) if args.adopt else None,
+        files=tuple(args.import_ or ()),
+        prog=prog,
+        command=command,
+    )
 
 
 def main(argv: list[str] | None = None, root: Path | None = None, prog: str | None = None) -> int:
@@ -193,8 +265,16 @@ def main(argv: list[str] | None = None, root: Path | None = None, prog: str | No
         return 2
     try:
         return run_commands(opts, published, made)
-    except (SnippetError, UsageError, ChoiceError, BundleError, TargetError, RecordingError,
-            lessons.LessonError, kinds.MachineRefused) as exc:
+    except (
+        SnippetError,
+        UsageError,
+        ChoiceError,
+        BundleError,
+        TargetError,
+        RecordingError,
+        lessons.LessonError,
+        kinds.MachineRefused,
+    ) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -66,10 +66,12 @@ def select(store: Store, names: tuple[str, ...]) -> list[Snippet]:
 
 def cannot(store: Store, name: str, why: str, done: str = "recorded") -> UsageError:
     others = [t for t in store.targets.names if t != name]
-    return UsageError(f"--target {name}: {why}. Nothing was {done}. "
-                      f"{'Record' if done == 'recorded' else 'Run'} on a machine that is what "
-                      f"{name} claims ({store.targets.get(name).description})"
-                      + (f", or choose another target: {', '.join(others)}." if others else "."))
+    return UsageError(
+        f"--target {name}: {why}. Nothing was {done}. "
+        f"{'Record' if done == 'recorded' else 'Run'} on a machine that is what "
+        f"{name} claims ({store.targets.get(name).description})"
+        + (f", or choose another target: {', '.join(others)}." if others else ".")
+    )
 
 
 def save_bundle(path: str | None, made: list[Recording]) -> None:
@@ -83,8 +85,9 @@ def save_bundle(path: str | None, made: list[Recording]) -> None:
 # -- recording and comparing -------------------------------------------------------------------
 
 
-def do_record(opts: Options, store: Store, published: Store, snippets: list[Snippet],
-              made: list[Recording]) -> int:
+def do_record(
+    opts: Options, store: Store, published: Store, snippets: list[Snippet], made: list[Recording]
+) -> int:
     """Record on the named targets, on every target this machine can run, or on the auto one."""
     parts: dict[str, Part] = {}  # each target's shard, computed once
     planned: dict[str, list[Item]] = {}
@@ -97,14 +100,22 @@ def do_record(opts: Options, store: Store, published: Store, snippets: list[Snip
                 planned[t] = in_parts(planned[t], parts)
         return planned[t]
 
-    choice = choose(store.targets, opts.target, ALL, whole_machines=opts.replace_machine,
-                    needed=lambda t: opts.replace_machine or bool(to_run(items_for(t), opts.force)))
+    choice = choose(
+        store.targets,
+        opts.target,
+        ALL,
+        whole_machines=opts.replace_machine,
+        needed=lambda t: opts.replace_machine or bool(to_run(items_for(t), opts.force)),
+    )
     if choice.named and choice.skipped:  # asked for by name: say so, and record nothing
         raise cannot(store, *choice.skipped[0])
     for name, problem in choice.skipped:
         if work := to_run(items_for(name), opts.force):
-            print(f"skipped {name}: this machine cannot run it ({problem}); its {len(work)} missing "
-                  "or stale recordings are left for a machine that can", file=sys.stderr)
+            print(
+                f"skipped {name}: this machine cannot run it ({problem}); its {len(work)} missing "
+                "or stale recordings are left for a machine that can",
+                file=sys.stderr,
+            )
 
     failed_runs = 0
     for name in choice.chosen:
@@ -114,9 +125,12 @@ def do_record(opts: Options, store: Store, published: Store, snippets: list[Snip
             say_part(parts[name])
         if not work and not opts.replace_machine:
             skipped = sum(i.state is State.NOT_APPLICABLE for i in items)
-            print(f"nothing to record on {name}: {len(items) - skipped} fresh"
-                  + (f", {skipped} not applicable" if skipped else "")
-                  + (f" in {opts.out}" if opts.out else ""), file=sys.stderr)
+            print(
+                f"nothing to record on {name}: {len(items) - skipped} fresh"
+                + (f", {skipped} not applicable" if skipped else "")
+                + (f" in {opts.out}" if opts.out else ""),
+                file=sys.stderr,
+            )
             continue
         before = len(made)
 
@@ -125,8 +139,15 @@ def do_record(opts: Options, store: Store, published: Store, snippets: list[Snip
                 made.append(rec)
 
         def run(into: Store, work: list[Item], admit) -> tuple[list[Recording], list[Item]]:
-            return record(into, work, timeout=opts.timeout, fail_fast=opts.fail_fast, admit=admit,
-                          on_run=None if opts.replace_machine else keep, refuse_busy=opts.refuse_busy)
+            return record(
+                into,
+                work,
+                timeout=opts.timeout,
+                fail_fast=opts.fail_fast,
+                admit=admit,
+                on_run=None if opts.replace_machine else keep,
+                refuse_busy=opts.refuse_busy,
+            )
 
         try:
             if opts.replace_machine:
@@ -140,9 +161,12 @@ def do_record(opts: Options, store: Store, published: Store, snippets: list[Snip
             print(f"skipped {name}: {exc}", file=sys.stderr)
             continue
         failed_runs += len(failed)
-        print(f"recorded {len(made) - before} of {len(work)} on {name}"
-              + (f" into {opts.out}" if opts.out else "")
-              + (f"; {len(failed)} failed" if failed else ""), file=sys.stderr)
+        print(
+            f"recorded {len(made) - before} of {len(work)} on {name}"
+            + (f" into {opts.out}" if opts.out else "")
+            + (f"; {len(failed)} failed" if failed else ""),
+            file=sys.stderr,
+        )
         if failed and opts.fail_fast:
             break
     save_bundle(opts.bundle, made)
@@ -172,16 +196,21 @@ def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: l
     if opts.shard:
         mine = part(published, snippets, target, opts.shard)
         say_part(mine)
-        snippets = [s for s in snippets if s.name in mine.names or not s.runs_on(published.targets.get(target))]
+        snippets = [
+            s for s in snippets if s.name in mine.names or not s.runs_on(published.targets.get(target))
+        ]
 
     with tempfile.TemporaryDirectory(prefix="record-runs-compare-") as tmp:
         # Without --out the runs go to a scratch store that is thrown away: recordings/ is
         # never written. With --out they go to DIR, by the same rules as recording.
         store = Store(published.root, Path(opts.out) if opts.out else Path(tmp), published.targets)
         items = plan(store, snippets, (target,))
-        skipped = {i.snippet.name: f"needs {', '.join(sorted(i.snippet.requires))}, and this run is on "
-                                   f"{target} ({why})"
-                   for i in items if i.state is State.NOT_APPLICABLE}
+        skipped = {
+            i.snippet.name: f"needs {', '.join(sorted(i.snippet.requires))}, and this run is on "
+            f"{target} ({why})"
+            for i in items
+            if i.state is State.NOT_APPLICABLE
+        }
         work = to_run(items, force=True)
         here: dict[str, Recording] = {}
 
@@ -190,10 +219,16 @@ def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: l
             if written:
                 made.append(rec)
 
-        failed = []
+        failed: list[Item] = []
         if work:
-            _, failed = record(store, work, timeout=opts.timeout, fail_fast=opts.fail_fast, on_run=keep,
-                               refuse_busy=opts.refuse_busy)
+            _, failed = record(
+                store,
+                work,
+                timeout=opts.timeout,
+                fail_fast=opts.fail_fast,
+                on_run=keep,
+                refuse_busy=opts.refuse_busy,
+            )
         if here:
             machine = compare.machine_words(next(iter(here.values())).machine)
         else:
@@ -229,7 +264,7 @@ def do_import(opts: Options, store: Store) -> int:
         if not Path(name).is_file():
             hint = " (--import takes bundle files only, not snippets)" if name.endswith(".py") else ""
             raise UsageError(f"--import {name}: no such file{hint}. Nothing was imported.")
-    return import_bundles(store, list(opts.files), opts.allow_stale, sys.stdout)
+    return import_bundles(store, [Path(name) for name in opts.files], opts.allow_stale, sys.stdout)
 
 
 def do_adopt(opts: Options, store: Store) -> int:
@@ -246,8 +281,9 @@ def run(opts: Options, published: Store, made: list[Recording]) -> int:
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {opts.out}: exists and is not a folder.")
     if opts.bundle and Path(opts.bundle).is_dir():
-        raise UsageError(f"--bundle {opts.bundle}: is a folder; name a file, such as "
-                         f"{Path(opts.bundle) / 'bundle.json'}.")
+        raise UsageError(
+            f"--bundle {opts.bundle}: is a folder; name a file, such as {Path(opts.bundle) / 'bundle.json'}."
+        )
     store = Store(published.root, Path(opts.out), published.targets) if opts.out else published
     if opts.mode == "import":
         return do_import(opts, store)

@@ -6,8 +6,14 @@ from . import devices
 from .store import Recording
 
 _FEATURE_NAMES = {
-    "amx_bf16": "AMX-BF16", "avx512_bf16": "AVX-512 BF16", "avx512_fp16": "AVX-512 FP16",
-    "avx512f": "AVX-512", "avx2": "AVX2", "sve": "SVE", "bf16": "BF16", "asimdhp": "FP16 SIMD",
+    "amx_bf16": "AMX-BF16",
+    "avx512_bf16": "AVX-512 BF16",
+    "avx512_fp16": "AVX-512 FP16",
+    "avx512f": "AVX-512",
+    "avx2": "AVX2",
+    "sve": "SVE",
+    "bf16": "BF16",
+    "asimdhp": "FP16 SIMD",
 }
 #: Only the features that decide how fast 16-bit arithmetic runs on a CPU, most telling first.
 _TELLING = ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2", "bf16", "sve", "asimdhp")

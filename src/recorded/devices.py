@@ -25,13 +25,18 @@ BUILTIN = Path(__file__).with_name("builtin.toml")
 
 SCHEMA = {
     "name": Key('what it is, in words, as in "this cell needs <name>"', schema.text, required=True),
-    "probe": Key("Python that prints one JSON object describing the device, or null", schema.python,
-                 required=True),
-    "available": Key("Python whose last line is an expression, true where the device can be used",
-                     schema.python_ending_in_expression, required=True),
+    "probe": Key(
+        "Python that prints one JSON object describing the device, or null", schema.python, required=True
+    ),
+    "available": Key(
+        "Python whose last line is an expression, true where the device can be used",
+        schema.python_ending_in_expression,
+        required=True,
+    ),
     "guard": Key("a Python name, the notebook's cell magic for the cells that need it", schema.identifier),
-    "fields": Key("a table of field = format string (how the probe's fields read on a page)",
-                  schema.text_table),
+    "fields": Key(
+        "a table of field = format string (how the probe's fields read on a page)", schema.text_table
+    ),
 }
 
 
@@ -60,9 +65,14 @@ class Device:
 
 def make(key: str, values: dict) -> Device:
     """A Device from a table already checked against SCHEMA."""
-    return Device(key, " ".join(values["name"].split()), values["probe"], values["available"],
-                  values.get("guard") or "needs_" + key.replace("-", "_"),
-                  tuple((values.get("fields") or {}).items()))
+    return Device(
+        key,
+        " ".join(values["name"].split()),
+        values["probe"],
+        values["available"],
+        values.get("guard") or "needs_" + key.replace("-", "_"),
+        tuple((values.get("fields") or {}).items()),
+    )
 
 
 @functools.cache
@@ -75,8 +85,10 @@ def builtin() -> dict:
 def known() -> dict[str, Device]:
     """The devices a target may name by key."""
     where = f"{BUILTIN.name} (the engine's own data)"
-    return {key: make(key, schema.validate(SCHEMA, value, where, f"devices.{key}"))
-            for key, value in builtin().get("devices", {}).items()}
+    return {
+        key: make(key, schema.validate(SCHEMA, value, where, f"devices.{key}"))
+        for key, value in builtin().get("devices", {}).items()
+    }
 
 
 @functools.cache

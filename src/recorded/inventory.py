@@ -56,8 +56,11 @@ def by_lesson(items: list[Entry], declared: dict[str, Lesson]) -> dict[str, list
 
 def orphans(store: Store) -> list[Path]:
     """Recording files that belong to no snippet and target (renamed or deleted snippets)."""
-    expected = {store.path(s.name, t) for s in discover(store.snippets_dir, store.targets)
-                for t in store.targets.names}
+    expected = {
+        store.path(s.name, t)
+        for s in discover(store.snippets_dir, store.targets)
+        for t in store.targets.names
+    }
     return [p for p in store.recording_files() if p not in expected]
 
 
@@ -82,5 +85,7 @@ def totals(items: list[Entry]) -> str:
     parts = [f"{states[s]} {s.value}" for s in State if states[s]]
     snippets = len({e.snippet.name for e in items})
     targets = len({e.target for e in items})
-    return (f"{snippets} snippets on {targets} targets: {', '.join(parts)}. "
-            f"The fresh recordings ran for {seconds:.1f} s in all.")
+    return (
+        f"{snippets} snippets on {targets} targets: {', '.join(parts)}. "
+        f"The fresh recordings ran for {seconds:.1f} s in all."
+    )

@@ -28,8 +28,10 @@ def unmet_here(targets: Targets, target: Target, gpu: bool = False) -> list[str]
     here = {"cpu": provenance.cpu(targets.flags), "gpu": None}
     why = [w for w in machines.unmet(target.requires, here) if w != "no GPU"]
     if gpu and target.requires.gpu and not target.detected():
-        why.append(f"{target.requires.device} not detected "
-                   f"({', '.join(target.detect) or 'nothing to detect it'} not found)")
+        why.append(
+            f"{target.requires.device} not detected "
+            f"({', '.join(target.detect) or 'nothing to detect it'} not found)"
+        )
     return why
 
 
@@ -41,9 +43,11 @@ def kinds_here(targets: Targets) -> list[str]:
 def why_not_here(targets: Targets, target: Target) -> str:
     """The recorder's reason, naming the kinds this machine can record."""
     kinds = kinds_here(targets)
-    return (f"this machine is not a {target.name} machine ({'; '.join(unmet_here(targets, target))}; "
-            f"{target.name} requires {target.requires}); this machine can record "
-            + (", ".join(kinds) if kinds else "none of the targets"))
+    return (
+        f"this machine is not a {target.name} machine ({'; '.join(unmet_here(targets, target))}; "
+        f"{target.name} requires {target.requires}); this machine can record "
+        + (", ".join(kinds) if kinds else "none of the targets")
+    )
 
 
 def recordings(store: Store, names: tuple[str, ...]) -> list[tuple[Path, Recording]]:
@@ -69,8 +73,10 @@ def admit(store: Store, target: str, machine: dict, command: str = "python scrip
     names the recorder's ``command`` as the user started it."""
     t = store.targets.get(target)
     if why := machines.unmet(t.requires, machine):
-        raise MachineRefused(f"--target {target}: this machine is not a {target} machine "
-                             f"({'; '.join(why)}; it requires {t.requires}). Nothing was recorded.")
+        raise MachineRefused(
+            f"--target {target}: this machine is not a {target} machine "
+            f"({'; '.join(why)}; it requires {t.requires}). Nothing was recorded."
+        )
     for path, rec in recordings(store, store.targets.sharing(target)):
         if not machines.same_machine(rec.machine, machine):
             raise MachineRefused(
@@ -79,7 +85,8 @@ def admit(store: Store, target: str, machine: dict, command: str = "python scrip
                 f"is {machines.words(machine)} ({'; '.join(machines.differences(rec.machine, machine))}). "
                 "One tab shows one machine, so nothing was recorded. To record that whole tab here "
                 f"instead: {command} --target {target} --replace-machine (it re-records every "
-                "snippet of those targets and replaces the other machine's recordings only if all succeed).")
+                "snippet of those targets and replaces the other machine's recordings only if all succeed)."
+            )
 
 
 def audit(store: Store) -> list[str]:
@@ -90,18 +97,24 @@ def audit(store: Store) -> list[str]:
         for path, rec in found:
             t = store.targets.get(rec.target)
             if why := machines.unmet(t.requires, rec.machine):
-                problems.append(f"{store._shown(path)}: its machine is not a {rec.target} machine "
-                                f"({'; '.join(why)}; {rec.target} requires {t.requires})")
+                problems.append(
+                    f"{store._shown(path)}: its machine is not a {rec.target} machine "
+                    f"({'; '.join(why)}; {rec.target} requires {t.requires})"
+                )
             if t.check and (rec.machine.get("target") or {}).get("check") != t.check.prints:
-                problems.append(f"{store._shown(path)}: its run did not prove {rec.target}: the check "
-                                f"printed {(rec.machine.get('target') or {}).get('check')!r}, "
-                                f"not {t.check.prints!r}")
-        first = found[0] if found else None
+                problems.append(
+                    f"{store._shown(path)}: its run did not prove {rec.target}: the check "
+                    f"printed {(rec.machine.get('target') or {}).get('check')!r}, "
+                    f"not {t.check.prints!r}"
+                )
         for path, rec in found[1:]:
+            first = found[0]
             if not machines.same_machine(first[1].machine, rec.machine):
-                problems.append(f"{', '.join(store.targets.sharing(group))} recorded on two machines: "
-                                f"{store._shown(first[0])} on {machines.words(first[1].machine)}, "
-                                f"{store._shown(path)} on {machines.words(rec.machine)}")
+                problems.append(
+                    f"{', '.join(store.targets.sharing(group))} recorded on two machines: "
+                    f"{store._shown(first[0])} on {machines.words(first[1].machine)}, "
+                    f"{store._shown(path)} on {machines.words(rec.machine)}"
+                )
                 break
     return problems
 
@@ -134,16 +147,24 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
             fits.append((path, rec))
     here = recorded_machine(store, target)
     machine = here[1] if here else (fits[0][1].machine if fits else None)
-    odd = [(p, r) for p, r in fits if not machines.same_machine(machine, r.machine)]
-    if odd:
+    odd = [(p, r) for p, r in fits if machine is not None and not machines.same_machine(machine, r.machine)]
+    if odd and machine is not None:
         raise MachineRefused(
             f"--adopt {source} {target}: {store._shown(odd[0][0])} comes from "
             f"{machines.words(odd[0][1].machine)}, but {target}'s tab shows {machines.words(machine)}; "
-            "name the snippets of one machine (--adopt FROM TO SNIPPET...). Nothing was moved.")
+            "name the snippets of one machine (--adopt FROM TO SNIPPET...). Nothing was moved."
+        )
     for path, rec in fits:
         rec.target = target
-        rec.machine = dict(rec.machine, target={**(rec.machine.get("target") or {}), "name": target,
-                                               "description": t.description, "adopted_from": source})
+        rec.machine = dict(
+            rec.machine,
+            target={
+                **(rec.machine.get("target") or {}),
+                "name": target,
+                "description": t.description,
+                "adopted_from": source,
+            },
+        )
         store.write(rec)
         path.unlink()
         lines.append(f"adopted    {store._shown(path)} -> {store._shown(store.path(rec.snippet, target))}")
@@ -170,9 +191,11 @@ def replace_machine(store: Store, snippets: list, target: str, run) -> list[Reco
         made, failed = run(scratch, items, lambda name, info: admit(scratch, name, info))
         if failed or len(made) < len(items):
             names = ", ".join(f"{i.snippet.name} on {i.target}" for i in failed) or "interrupted"
-            raise MachineRefused(f"--replace-machine: {len(failed)} of {len(items)} runs of "
-                                 f"{', '.join(group)} failed ({names}); nothing was replaced, the "
-                                 "recordings already there are kept.")
+            raise MachineRefused(
+                f"--replace-machine: {len(failed)} of {len(items)} runs of "
+                f"{', '.join(group)} failed ({names}); nothing was replaced, the "
+                "recordings already there are kept."
+            )
     for rec in made:
         store.write(rec)
     if made:
@@ -184,7 +207,11 @@ def replace_machine(store: Store, snippets: list, target: str, run) -> list[Reco
 
 def this_machine(targets: Targets) -> str:
     """A line for --list and --check: which kinds this machine is, and why not the others."""
-    others = [f"{t.name} ({'; '.join(unmet_here(targets, t, True))})" for t in targets
-              if unmet_here(targets, t, True)]
-    return (f"this machine is: {', '.join(kinds_here(targets)) or 'none of the targets'}"
-            + (f"; not: {', '.join(others)}" if others else ""))
+    others = [
+        f"{t.name} ({'; '.join(unmet_here(targets, t, True))})"
+        for t in targets
+        if unmet_here(targets, t, True)
+    ]
+    return f"this machine is: {', '.join(kinds_here(targets)) or 'none of the targets'}" + (
+        f"; not: {', '.join(others)}" if others else ""
+    )

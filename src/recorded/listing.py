@@ -9,9 +9,7 @@ import sys
 from . import kinds
 from .lessons import Lesson, lesson_of, title
 from .record import TO_RECORD, Item, Part
-from .snippets import Snippet
 from .store import State, Store, record_command
-
 
 # -- shards ------------------------------------------------------------------------------------
 
@@ -22,8 +20,11 @@ def say_part(part: Part) -> None:
         how = f"about {part.seconds:.0f} s of {part.total:.0f} s by recorded durations"
     else:
         how = f"no durations recorded on {part.target} yet, so each counts as 1 s"
-    print(f"shard {part.index}/{part.count} on {part.target} takes {len(part.taken)} of {part.applicable} "
-          f"snippets ({how})" + (":" if part.taken else "."), file=sys.stderr)
+    print(
+        f"shard {part.index}/{part.count} on {part.target} takes {len(part.taken)} of {part.applicable} "
+        f"snippets ({how})" + (":" if part.taken else "."),
+        file=sys.stderr,
+    )
     for i in part.taken:
         secs = f"{i.last_duration:.1f} s" if i.last_duration is not None else "no duration yet"
         print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
@@ -55,21 +56,29 @@ def show_list(items: list[Item], declared: dict[str, Lesson] | None = None) -> N
             print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
 
 
-def check(items: list[Item], strict: bool, store: Store, command: str = "python scripts/record_runs.py") -> int:
+def check(
+    items: list[Item], strict: bool, store: Store, command: str = "python scripts/record_runs.py"
+) -> int:
     """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh."""
     problems = [i for i in items if i.state in TO_RECORD]
     required = [i for i in problems if store.targets.get(i.target).required or strict]
     for i in problems:
         mark = "error" if i in required else "note "
-        print(f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
-              f"      fix: {record_command(i.snippet.name, i.target, command=command)}")
+        print(
+            f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
+            f"      fix: {record_command(i.snippet.name, i.target, command=command)}"
+        )
     # One tab, one machine: a recording that does not prove its target fails as an error.
     wrong = kinds.audit(store)
     for problem in wrong:
-        print(f"error {problem}\n      fix: re-record that tab with {command} --target NAME "
-              f"--replace-machine, or move recordings with {command} --adopt FROM TO")
+        print(
+            f"error {problem}\n      fix: re-record that tab with {command} --target NAME "
+            f"--replace-machine, or move recordings with {command} --adopt FROM TO"
+        )
     fresh = sum(i.state is State.FRESH for i in items)
-    print(f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
-          f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable")
+    print(
+        f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
+        f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable"
+    )
     print(kinds.this_machine(store.targets), file=sys.stderr)
     return 1 if required or wrong else 0

@@ -55,11 +55,13 @@ from .store import State, Store, record_command
 
 #: The command that writes the notebooks.
 COMMAND = "python scripts/make_notebook.py"
+
+
 def guard_source(device: Device) -> str:
     """The cell magic that runs a cell only where ``device`` can be used."""
     setup, expression = device.available_parts
     setup = "".join(f"    {line}\n" for line in setup.splitlines()) + ("\n" if setup else "")
-    return f'''
+    return f"""
 
 @register_cell_magic
 def {device.guard}(line, cell):
@@ -67,18 +69,23 @@ def {device.guard}(line, cell):
         print({json.dumps(device.skip_message, ensure_ascii=False)})
         return
     if not get_ipython().run_cell(cell).success:
-        raise UsageError("this cell needs {device.name} and failed: its traceback is above.")'''
+        raise UsageError("this cell needs {device.name} and failed: its traceback is above.")"""
 
 
 def magic_cell(lesson: Lesson, guarded: list[Device] | None = None) -> str:
     """The first code cell: a temporary working folder, and the guard of each device some
     cell needs."""
     guarded = guarded or []
-    said = "".join(f"# Cells that need {d.name} start with %%{d.guard}: without one they print why they\n"
-                   "# skip instead of failing, so the notebook runs top to bottom on any machine.\n"
-                   for d in guarded)
-    imports = ("\nfrom IPython.core.error import UsageError\nfrom IPython.core.magic import register_cell_magic\n"
-               if guarded else "")
+    said = "".join(
+        f"# Cells that need {d.name} start with %%{d.guard}: without one they print why they\n"
+        "# skip instead of failing, so the notebook runs top to bottom on any machine.\n"
+        for d in guarded
+    )
+    imports = (
+        "\nfrom IPython.core.error import UsageError\nfrom IPython.core.magic import register_cell_magic\n"
+        if guarded
+        else ""
+    )
     return f'''\
 {said}import os
 import tempfile
@@ -99,7 +106,7 @@ LANGUAGE_INFO = {
     "pygments_lexer": "ipython3",
 }
 
-_SPAWNS = re.compile(r"\bmultiprocessing\b|^if __name__ == [\"']__main__[\"']:", re.M)
+_SPAWNS = re.compile(r"\bmultiprocessing\b|^if __name__ == [\"']__main__[\"']:", re.MULTILINE)
 
 
 # --- cells -----------------------------------------------------------------------------
@@ -142,14 +149,18 @@ def _machines_sentence(recordings: list, label: str) -> str:
     for name, recs in machines.items():
         m = recs[0].machine
         versions = ", ".join(
-            f"{lib} {m[key]}" for lib, key in (("Python", "python"), ("torch", "torch"), ("numpy", "numpy"))
+            f"{lib} {m[key]}"
+            for lib, key in (("Python", "python"), ("torch", "torch"), ("numpy", "numpy"))
             if m.get(key)
         )
         days = sorted({r.recorded_at[:10] for r in recs})
         when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
         bits.append(f"{name}, with {versions} ({when})")
-    return (f"The outputs under the code cells are what each snippet printed on the {label} target, recorded on "
-            + "; and on ".join(bits) + ".")
+    return (
+        f"The outputs under the code cells are what each snippet printed on the {label} target, recorded on "
+        + "; and on ".join(bits)
+        + "."
+    )
 
 
 def notebook_target(store: Store, snippets: list[Snippet] | None = None):
@@ -157,8 +168,10 @@ def notebook_target(store: Store, snippets: list[Snippet] | None = None):
     first in tab order with a fresh recording of every snippet that runs on it (a notebook
     of one machine, and no cell left without output); else the first without a device."""
     cpus = [t for t in store.targets if not t.needs_device] or list(store.targets)
-    for target in cpus if snippets else ():
-        if all(store.state(s, target.name)[0] in (State.FRESH, State.NOT_APPLICABLE) for s in snippets):
+    for target in cpus:
+        if snippets and all(
+            store.state(s, target.name)[0] in (State.FRESH, State.NOT_APPLICABLE) for s in snippets
+        ):
             return target
     return cpus[0]
 
@@ -167,7 +180,9 @@ def dependencies(snippets: list[Snippet]) -> list[str]:
     """What the snippets' PEP 723 headers say they need, for the notebook's intro."""
     found: set[str] = set()
     for snippet in snippets:
-        found.update(parse_metadata(snippet.path.read_text(encoding="utf-8"), snippet.name).get("dependencies", []))
+        found.update(
+            parse_metadata(snippet.path.read_text(encoding="utf-8"), snippet.name).get("dependencies", [])
+        )
     return sorted(found)
 
 
@@ -177,12 +192,18 @@ def lesson_parts(site: Site, lesson: Lesson) -> list[Part]:
     for page in lesson.pages:
         path = site.docs_dir / page
         if not path.is_file():
-            raise NotebookError(f"pyproject.toml: lesson {lesson.name} lists the page {page}, "
-                                f"which is not in {site.docs_dir}.")
+            raise NotebookError(
+                f"pyproject.toml: lesson {lesson.name} lists the page {page}, "
+                f"which is not in {site.docs_dir}."
+            )
         if site.pages and page not in site.pages:
-            raise NotebookError(f"pyproject.toml: lesson {lesson.name} lists the page {page}, "
-                                "which mkdocs.yml's nav leaves out; add it to the nav.")
-        page_cut = page_parts(page, path.read_text(encoding="utf-8"), lesson.notebook_skip.get(page, frozenset()))
+            raise NotebookError(
+                f"pyproject.toml: lesson {lesson.name} lists the page {page}, "
+                "which mkdocs.yml's nav leaves out; add it to the nav."
+            )
+        page_cut = page_parts(
+            page, path.read_text(encoding="utf-8"), lesson.notebook_skip.get(page, frozenset())
+        )
         anchor = Links.page_anchor(page)
         if page_cut and page_cut[0].kind == "markdown":
             page_cut[0].text = _anchor_heading(page_cut[0].text, anchor)
@@ -229,20 +250,25 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
             state, rec, _ = store.state(snippet, other.name) if other else (State.NOT_APPLICABLE, None, "")
             url = site.url(part.page, anchor)
             where = f"[on the lesson site]({url})" if url else "on the lesson site"
-            needs = (f"This cell needs {device.name}; without one it prints why it skips." if device
-                     else f"This cell does not run on {shown.label}.")
+            why_not = (
+                f"This cell needs {device.name}; without one it prints why it skips."
+                if device
+                else f"This cell does not run on {shown.label}."
+            )
             if state is State.FRESH and rec is not None:
-                note = f"*{needs} What it printed on {describe.machine(rec.machine)} is {where}.*"
+                note = f"*{why_not} What it printed on {describe.machine(rec.machine)} is {where}.*"
             else:
-                note = f"*{needs} It has not been recorded yet; when it is, its output will be {where}.*"
+                note = f"*{why_not} It has not been recorded yet; when it is, its output will be {where}.*"
         else:
             state, rec, why = store.state(snippet, shown.name)
             if state is State.FRESH and rec is not None:
                 outputs = _stream_outputs(rec.stdout, rec.stderr)
                 used.append(rec)
             else:
-                problems.append(f"{snippet.name}: no fresh {shown.label} recording ({why}); run "
-                                f"`{record_command(snippet.name, shown.name)}`, then `{COMMAND}`.")
+                problems.append(
+                    f"{snippet.name}: no fresh {shown.label} recording ({why}); run "
+                    f"`{record_command(snippet.name, shown.name)}`, then `{COMMAND}`."
+                )
                 note = f"*No fresh {shown.label} recording of this cell ({why}), so it shows no output.*"
         guard = f"%%{device.guard}\n" if device else ""
         if spawns(source):
@@ -261,8 +287,11 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
             body.markdown(note)
 
     needs = dependencies(list(snippets.values()))
-    needs_text = (f"It needs {' and '.join(f'`{n}`' for n in needs)} (`pip install {' '.join(needs)}`)"
-                  if needs else "It needs only Python")
+    needs_text = (
+        f"It needs {' and '.join(f'`{n}`' for n in needs)} (`pip install {' '.join(needs)}`)"
+        if needs
+        else "It needs only Python"
+    )
     labels = [t.label for t in store.targets]
     cells.markdown(
         f"*This notebook is generated by `{COMMAND}` from the lesson site's pages, snippets and "
@@ -270,9 +299,13 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
         + _machines_sentence(used, shown.label)
         + f'\n\nTo see what your own machine prints, <a href="{PurePosixPath(lesson.notebook or "").name}" '
         f"download>download the notebook</a> from the lesson site and run it top to bottom in Jupyter. "
-        f"{needs_text}." + (f" {lesson.notebook_note}" if lesson.notebook_note else "")
-        + "".join(f" Cells that need {d.name} start with `%%{d.guard}`, defined in the first code cell: "
-                  "without one they print why they skip instead of failing." for d in guarded)
+        f"{needs_text}."
+        + (f" {lesson.notebook_note}" if lesson.notebook_note else "")
+        + "".join(
+            f" Cells that need {d.name} start with `%%{d.guard}`, defined in the first code cell: "
+            "without one they print why they skip instead of failing."
+            for d in guarded
+        )
         + "\n\n"
         "Where the prose mentions tabs or highlighted lines, it means the lesson site, which shows "
         f"each output as recorded on every target ({', '.join(labels)}) side by side, with the lines "
@@ -306,8 +339,12 @@ def _merge_markdown(cells: list) -> list:
     """Join a Markdown cell into the one before it unless it starts with a heading."""
     merged: list = []
     for cell in cells:
-        if (cell.cell_type == "markdown" and merged and merged[-1].cell_type == "markdown"
-                and not HEADING.match(cell.source.split("\n", 1)[0])):
+        if (
+            cell.cell_type == "markdown"
+            and merged
+            and merged[-1].cell_type == "markdown"
+            and not HEADING.match(cell.source.split("\n", 1)[0])
+        ):
             merged[-1].source = merged[-1].source.rstrip("\n") + "\n\n" + cell.source
         else:
             merged.append(cell)

@@ -19,9 +19,20 @@ from .devices import Device
 
 # CPU features that decide whether 16-bit arithmetic is fast on a CPU.
 FEATURES = (
-    "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
-    "amx_int8", "asimd", "asimdhp", "bf16", "sve",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+    "asimd",
+    "asimdhp",
+    "bf16",
+    "sve",
 )
+
 
 def _run(cmd: list[str], **kw) -> str | None:
     try:
@@ -33,7 +44,8 @@ def _run(cmd: list[str], **kw) -> str | None:
 def cpu(extra: tuple[str, ...] = ()) -> dict:
     """The CPU, and which of FEATURES and of ``extra`` (the flags the targets' requirements
     name) it has: ``looked_for`` lists them all, so a recording proves a flag's absence."""
-    model, flags = None, set()
+    model: str | None = None
+    flags: set[str] = set()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
@@ -73,8 +85,9 @@ print(json.dumps({"python": platform.python_version(), "numpy": version("numpy")
 
 def _last_json(python: str, script: str, env: dict[str, str], what: str, error: type[Exception]):
     try:
-        done = subprocess.run([python, "-c", script], env=env, capture_output=True, text=True, timeout=300,
-                              check=False)
+        done = subprocess.run(
+            [python, "-c", script], env=env, capture_output=True, text=True, timeout=300, check=False
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise error(f"could not run {what} with {python} ({exc})") from None
     last = (done.stdout.strip().splitlines() or [""])[-1]
@@ -84,8 +97,11 @@ def _last_json(python: str, script: str, env: dict[str, str], what: str, error: 
     except ValueError:
         pass
     why = (done.stderr.strip().splitlines() or [""])[-1]
-    raise error(f"{what} did not print JSON as its last line (it printed {last!r}"
-                + (f", exit code {done.returncode}: {why}" if done.returncode else "") + ")")
+    raise error(
+        f"{what} did not print JSON as its last line (it printed {last!r}"
+        + (f", exit code {done.returncode}: {why}" if done.returncode else "")
+        + ")"
+    )
 
 
 class ProbeFailed(targets.TargetError):
@@ -101,8 +117,10 @@ def probe(env: dict[str, str], python: str = sys.executable, device: Device | No
         what = f"the {device.key} device's probe"
         found = _last_json(python, device.probe, env, what, ProbeFailed)
         if found is not None and not (isinstance(found, dict) and isinstance(found.get("name"), str)):
-            raise ProbeFailed(f"{what} printed {found!r}: it must print a JSON object with a \"name\", "
-                              "or null when no such device is visible. Nothing was recorded.")
+            raise ProbeFailed(
+                f'{what} printed {found!r}: it must print a JSON object with a "name", '
+                "or null when no such device is visible. Nothing was recorded."
+            )
         info["gpu"] = found
     return info
 
@@ -116,8 +134,9 @@ def git(root: Path) -> dict:
     }
 
 
-def machine(root: Path, env: dict[str, str], python: str = sys.executable,
-            device: Device | None = None) -> dict:
+def machine(
+    root: Path, env: dict[str, str], python: str = sys.executable, device: Device | None = None
+) -> dict:
     info = probe(env, python, device)
     try:
         flags = targets.load(root).flags

@@ -12,11 +12,13 @@ import datetime as dt
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
-from . import busy as busy_, provenance, runner
+from . import busy as busy_
+from . import provenance, runner
 from .snippets import DEFAULT_TIMEOUT, Snippet
 from .store import Recording, State, Store
 
@@ -45,10 +47,7 @@ def plan(store: Store, snippets: list[Snippet], targets: tuple[str, ...]) -> lis
 
 
 def to_run(items: list[Item], force: bool) -> list[Item]:
-    return [
-        i for i in items
-        if i.state is not State.NOT_APPLICABLE and (force or i.state in TO_RECORD)
-    ]
+    return [i for i in items if i.state is not State.NOT_APPLICABLE and (force or i.state in TO_RECORD)]
 
 
 def _eta(items: list[Item]) -> str:
@@ -101,8 +100,12 @@ def record(
             else:
                 env = runner.target_env(t, Path(tempfile.gettempdir()))
                 info = provenance.machine(store.root, env, python, t.device)
-            info["target"] = {"name": t.name, "description": t.description,
-                              "env": dict(t.env), "check": printed}
+            info["target"] = {
+                "name": t.name,
+                "description": t.description,
+                "env": dict(t.env),
+                "check": printed,
+            }
             if admit:
                 admit(target, info)  # raises before anything is recorded on target
             machines[target] = info
@@ -112,7 +115,7 @@ def record(
     for n, item in enumerate(items, 1):
         s, t = item.snippet, item.target
         info = machine(t)
-        print(f"[{n}/{len(items)}] {s.name} {t}{_eta(items[n - 1:])} …", end="", flush=True, file=out)
+        print(f"[{n}/{len(items)}] {s.name} {t}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
         limit = timeout or s.timeout or DEFAULT_TIMEOUT
         load: dict | None = None
         if s.timing:
@@ -123,29 +126,41 @@ def record(
                 time.sleep(BUSY_WAIT_S)
                 load = _measure(other_load, "before")
             if refuse_busy and busy_.too_busy(load):
-                print(f" refused: the machine is busy ({busy_.describe(load)}, the limit is "
-                      f"{busy_.LIMIT * 100:.0f}%); nothing recorded", file=out, flush=True)
+                print(
+                    f" refused: the machine is busy ({busy_.describe(load)}, the limit is "
+                    f"{busy_.LIMIT * 100:.0f}%); nothing recorded",
+                    file=out,
+                    flush=True,
+                )
                 failed.append(item)
                 continue
-        started = dt.datetime.now(dt.timezone.utc)
+        started = dt.datetime.now(dt.UTC)
         result = runner.run(s, store.targets.get(t), limit, python=python)
         if load is not None:
             load.update(_measure(other_load, "after"))
         rec = Recording(
-            snippet=s.name, target=t, sha256=s.sha256(), status=result.status,
-            exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr,
+            snippet=s.name,
+            target=t,
+            sha256=s.sha256(),
+            status=result.status,
+            exit_code=result.exit_code,
+            stdout=result.stdout,
+            stderr=result.stderr,
             duration_s=result.duration_s,
             recorded_at=started.replace(microsecond=0).isoformat().replace("+00:00", "Z"),
-            machine=info, busy=load,
+            machine=info,
+            busy=load,
         )
         busy_note = f" ({busy_.describe(load)})" if load else ""
         print(f" {result.duration_s:.1f} s {result.status}{busy_note}", file=out, flush=True)
         disturbed = load is not None and busy_.too_busy(load)
         if disturbed:
-            print(f"    warning: other work used more than {busy_.LIMIT * 100:.0f}% of the CPUs around "
-                  f"this timing run; its figures may be off"
-                  + ("; not kept (--refuse-busy)" if refuse_busy else "; --refuse-busy would not keep it"),
-                  file=out)
+            print(
+                f"    warning: other work used more than {busy_.LIMIT * 100:.0f}% of the CPUs around "
+                f"this timing run; its figures may be off"
+                + ("; not kept (--refuse-busy)" if refuse_busy else "; --refuse-busy would not keep it"),
+                file=out,
+            )
         written = (rec.ok or not (item.recording and item.recording.ok)) and not (disturbed and refuse_busy)
         if written:
             store.write(rec)
@@ -227,9 +242,16 @@ def part(published: Store, snippets: list[Snippet], target: str, which: tuple[in
     taken = shard(items, index, count)
     applicable = [i for i in items if i.state is not State.NOT_APPLICABLE]
     weights = shard_weights(applicable)
-    return Part(index, count, target, tuple(taken), len(applicable),
-                seconds=sum(weights[id(i)] for i in taken), total=sum(weights.values()),
-                durations_known=any(i.last_duration is not None for i in items))
+    return Part(
+        index,
+        count,
+        target,
+        tuple(taken),
+        len(applicable),
+        seconds=sum(weights[id(i)] for i in taken),
+        total=sum(weights.values()),
+        durations_known=any(i.last_duration is not None for i in items),
+    )
 
 
 def shard_weights(items: list[Item]) -> dict[int, float]:

@@ -79,17 +79,27 @@ class _Capture(threading.Thread):
         return lines
 
 
-def _die_with_parent() -> None:
-    """In the child, before the snippet starts: on Linux, ask for SIGKILL when the recorder
-    dies, however it dies (even SIGKILL, which leaves it no chance to clean up). A snippet
-    left running would otherwise load the machine and skew the next timings."""
-    try:
-        import ctypes
+# On Linux the snippet starts through this launcher: it asks the kernel for SIGKILL when the
+# recorder dies, however it dies (even SIGKILL, which leaves the recorder no chance to clean
+# up), then becomes the snippet's interpreter; the request survives exec. A snippet left
+# running would load the machine and skew the next timings. (A launcher rather than
+# Popen's preexec_fn, which is unsafe once the recorder has threads.)
+_LAUNCH = """
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 is PR_SET_PDEATHSIG
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):  # the recorder died before the request took hold
+    sys.exit(137)
+os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+"""
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # 1 is PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the process group still catches the rest
-        pass
+
+def _command(python: str, script: Path) -> list[str]:
+    if sys.platform.startswith("linux"):
+        return [python, "-c", _LAUNCH, str(os.getpid()), str(script)]
+    return [python, str(script)]  # elsewhere the process group still catches the rest
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -100,24 +110,28 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def run(
-    snippet: Snippet, target: Target, timeout: float, python: str = sys.executable,
-    compile_cache: Path | None = None, threads: int | None = None,
+    snippet: Snippet,
+    target: Target,
+    timeout: float,
+    python: str = sys.executable,
+    compile_cache: Path | None = None,
+    threads: int | None = None,
 ) -> RunResult:
     with tempfile.TemporaryDirectory(prefix="record-runs-") as tmp:
         workdir = Path(tmp)
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [python, str(snippet.path.resolve())],
+            _command(python, snippet.path.resolve()),
             cwd=workdir,
             env=target_env(target, workdir, compile_cache, threads),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group: one signal reaches every child
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         out, err = _Capture(proc.stdout), _Capture(proc.stderr)
-        out.start(), err.start()
+        out.start()
+        err.start()
         status = "ok"
         try:
             proc.wait(timeout=timeout)
@@ -128,7 +142,8 @@ def run(
             _kill_group(proc)
             proc.wait()
             # A grandchild holding the pipes open must not keep us here.
-            out.join(5), err.join(5)
+            out.join(5)
+            err.join(5)
         duration = time.perf_counter() - start
     code = proc.returncode
     stderr = err.lines()
@@ -156,15 +171,21 @@ def _printed(target: Target, python: str) -> tuple[str, subprocess.CompletedProc
     with tempfile.TemporaryDirectory(prefix="record-runs-check-") as tmp:
         try:
             done = subprocess.run(
-                [python, "-c", target.check.code], cwd=tmp, env=target_env(target, Path(tmp)),
-                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, check=False,
+                [python, "-c", target.check.code],
+                cwd=tmp,
+                env=target_env(target, Path(tmp)),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise TargetCheckFailed(f"its check could not run ({exc})") from None
     return (done.stdout.strip().splitlines() or [""])[-1].strip(), done
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def check(target: Target, python: str = sys.executable) -> str | None:
     """Prove this machine is what ``target`` claims, before anything is recorded on it.
 

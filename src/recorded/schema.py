@@ -70,7 +70,8 @@ def text_table(value: object) -> bool:
 
 def table_of_text_lists(value: object) -> bool:
     return isinstance(value, dict) and all(
-        isinstance(v, list) and all(isinstance(s, str) for s in v) for v in value.values())
+        isinstance(v, list) and all(isinstance(s, str) for s in v) for v in value.values()
+    )
 
 
 def identifier(value: object) -> bool:
@@ -117,8 +118,9 @@ def either(*tests: Callable[[object], bool]) -> Callable[[object], bool]:
 # --- the validator ----------------------------------------------------------------------
 
 
-def validate(schema: dict[str, Key], value: object, where: str, table: str,
-             error: type[Exception] = ConfigError) -> dict[str, Any]:
+def validate(
+    schema: dict[str, Key], value: object, where: str, table: str, error: type[Exception] = ConfigError
+) -> dict[str, Any]:
     """``value``, the table ``[table]`` of the file ``where``, checked against ``schema``: its
     values by key, with the defaults of keys not given (a nested table's values are dicts)."""
     shown = f"{where}: [{table}]"

@@ -39,8 +39,10 @@ class RecordingsBlock(Block):
         store: Store = self.config["store"]
         items = inventory.entries(store, store.root / "docs")
         for orphan in inventory.orphans(store):
-            log.warning(f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
-                        "(renamed or deleted?); delete it.")
+            log.warning(
+                f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
+                "(renamed or deleted?); delete it."
+            )
         etree.SubElement(block, "p", {"class": "recordings-totals"}).text = inventory.totals(items)
         declared = lessons.load(store.root)
         for lesson, rows in inventory.by_lesson(items, declared).items():
@@ -53,9 +55,15 @@ class RecordingsBlock(Block):
             etree.SubElement(block, "h3").text = title
             facts = etree.SubElement(block, "ul")
             for label, value in (
-                ("recorded", f"{info['count']} recordings, target {', '.join(store.targets.label(t) for t in store.targets.names if t in info['targets'])}"),
+                (
+                    "recorded",
+                    f"{info['count']} recordings, target {', '.join(store.targets.label(t) for t in store.targets.names if t in info['targets'])}",
+                ),
                 ("CPU", describe.cpu(m)),
-                ("CPU features that matter here", ", ".join(describe.telling_features(m)) or "none of those listed"),
+                (
+                    "CPU features that matter here",
+                    ", ".join(describe.telling_features(m)) or "none of those listed",
+                ),
                 ("GPU", describe.gpu(m) or "none visible"),
                 ("operating system", m.get("os")),
                 ("Python, torch, numpy", f"{m.get('python')}, {m.get('torch')}, {m.get('numpy')}"),
@@ -81,7 +89,8 @@ class RecordingsBlock(Block):
                 etree.SubElement(cell, "code").text = e.snippet.name
             rec = e.recording
             values = (
-                store.targets.label(e.target), e.state.value,
+                store.targets.label(e.target),
+                e.state.value,
                 f"{rec.duration_s:.1f} s" if rec else "",
                 rec.recorded_at[:10] if rec else "",
                 describe.machine(rec.machine) if rec else "",
@@ -127,9 +136,10 @@ class MachineTableBlock(Block):
             text = f"{t.description}. "
             text += f"Recorded on {'; '.join(seen)}." if seen else "Not recorded yet on this kind of machine."
             change = describe.emulation(t, store.targets)
-            if change:
-                text += (f" The same machine as {store.targets.label(t.host)}, "
-                         f"with one thing changed: {change}.")
+            if change and t.host:
+                text += (
+                    f" The same machine as {store.targets.label(t.host)}, with one thing changed: {change}."
+                )
             etree.SubElement(item, "span").text = text
 
     def table(self, parent: etree.Element, title: str, rows: list[verdicts.Row]) -> None:
@@ -139,8 +149,11 @@ class MachineTableBlock(Block):
         caption = f"{title}: each verdict line, as each kind of machine printed it"
         etree.SubElement(table, "caption").text = caption
         head = etree.SubElement(etree.SubElement(table, "thead"), "tr")
-        columns = ["Printed line, and where it is explained", *(t.label for t in store.targets),
-                   "Changes with the machine"]
+        columns = [
+            "Printed line, and where it is explained",
+            *(t.label for t in store.targets),
+            "Changes with the machine",
+        ]
         for name in columns:
             etree.SubElement(head, "th", {"scope": "col"}).text = name
         body = etree.SubElement(table, "tbody")
@@ -160,7 +173,8 @@ class MachineTableBlock(Block):
                 etree.SubElement(th, "span", {"class": "verdict-where"}).text = f"{row.where} (on no page)"
             for target in store.targets.names:
                 cell = row.cells[target]
-                kind = f"verdict-{cell.kind}" + (f" verdict-{cell.text.replace(' ', '-').lower()}"
-                                                 if cell.kind == "value" else "")
+                kind = f"verdict-{cell.kind}" + (
+                    f" verdict-{cell.text.replace(' ', '-').lower()}" if cell.kind == "value" else ""
+                )
                 etree.SubElement(tr, "td", {"class": kind}).text = cell.text
             etree.SubElement(tr, "td").text = {True: "yes", False: "no", None: "not known yet"}[changes]

@@ -60,18 +60,23 @@ class Recording:
         return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
-    def from_dict(cls, data: object, where: str, known: Targets | None = None) -> "Recording":
+    def from_dict(cls, data: object, where: str, known: Targets | None = None) -> Recording:
         if not isinstance(data, dict):
             raise RecordingError(f"{where}: expected a JSON object.")
         if data.get("schema") != SCHEMA_VERSION:
             raise RecordingError(
-                f"{where}: schema version {data.get('schema')!r}, this project reads "
-                f"{SCHEMA_VERSION}."
+                f"{where}: schema version {data.get('schema')!r}, this project reads {SCHEMA_VERSION}."
             )
-        expected = {
-            "snippet": str, "target": str, "sha256": str, "status": str,
-            "stdout": list, "stderr": list, "duration_s": (int, float),
-            "recorded_at": str, "machine": dict,
+        expected: dict[str, type | tuple[type, ...]] = {
+            "snippet": str,
+            "target": str,
+            "sha256": str,
+            "status": str,
+            "stdout": list,
+            "stderr": list,
+            "duration_s": (int, float),
+            "recorded_at": str,
+            "machine": dict,
         }
         for key, kind in expected.items():
             if not isinstance(data.get(key), kind):
@@ -79,8 +84,10 @@ class Recording:
         if data["status"] not in STATUSES:
             raise RecordingError(f"{where}: status {data['status']!r} is not one of {STATUSES}.")
         if known is not None and data["target"] not in known:
-            raise RecordingError(f"{where}: target {data['target']!r} is not one of the targets "
-                                 f"{list(known.names)} (declared in {known.source}).")
+            raise RecordingError(
+                f"{where}: target {data['target']!r} is not one of the targets "
+                f"{list(known.names)} (declared in {known.source})."
+            )
         if not all(isinstance(x, str) for x in data["stdout"] + data["stderr"]):
             raise RecordingError(f"{where}: stdout and stderr must be lists of strings.")
         names = {f for f in cls.__dataclass_fields__}

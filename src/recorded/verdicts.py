@@ -22,8 +22,11 @@ NOT_RECORDED = "not recorded yet on this kind of machine"
 
 #: What a cell says for a snippet with no fresh recording on the target, by its state.
 _NO_VALUE = {
-    State.STALE: "stale", State.MISSING: NOT_RECORDED, State.FAILED: "failed",
-    State.INVALID: "unreadable", State.NOT_APPLICABLE: "not applicable",
+    State.STALE: "stale",
+    State.MISSING: NOT_RECORDED,
+    State.FAILED: "failed",
+    State.INVALID: "unreadable",
+    State.NOT_APPLICABLE: "not applicable",
 }
 
 
@@ -91,8 +94,12 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
     for number, line in enumerate(lines, 1):
         m = blocks._FENCE.match(line)
         if fence:
-            closes = m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
-            if closes and not line[m.end():].strip():
+            if (
+                m
+                and m.group(1)[0] == fence[0]
+                and len(m.group(1)) >= len(fence)
+                and not line[m.end() :].strip()
+            ):
                 fence = None
         elif m:
             fence = m.group(1)
@@ -119,7 +126,7 @@ def rows(store: Store, docs_dir: Path, items: list[inventory.Entry]) -> dict[str
     the site's ``inventory.entries``."""
     names = store.targets.names
     shown = page_blocks(Path(docs_dir))
-    first = {}
+    first: dict[str, PageBlock] = {}
     for b in shown:
         first.setdefault(b.snippet, b)
     out: dict[str, list[Row]] = {}
@@ -131,7 +138,7 @@ def rows(store: Store, docs_dir: Path, items: list[inventory.Entry]) -> dict[str
         for snippet, cells in by_snippet.items():
             labels: list[str] = []
             for e in cells:
-                if e.state is State.FRESH:
+                if e.state is State.FRESH and e.recording:
                     labels += [found[0] for line in e.recording.stdout if (found := split(line))]
             for b in shown:
                 if b.snippet == snippet:
@@ -148,7 +155,7 @@ def rows(store: Store, docs_dir: Path, items: list[inventory.Entry]) -> dict[str
 
 
 def _cell(entry: inventory.Entry, label: str) -> Cell:
-    if entry.state is not State.FRESH:
+    if entry.state is not State.FRESH or entry.recording is None:
         return Cell(_NO_VALUE[entry.state], entry.state.name.lower())
     values = [found[1] for line in entry.recording.stdout if (found := split(line)) and found[0] == label]
     if not values:
@@ -160,7 +167,7 @@ def machines(store: Store, items: list[inventory.Entry]) -> dict[str, list[str]]
     """target -> the machines its fresh recordings were made on, as described on the pages."""
     found: dict[str, list[str]] = {t: [] for t in store.targets.names}
     for e in items:
-        if e.state is State.FRESH:
+        if e.state is State.FRESH and e.recording:
             text = describe.machine(e.recording.machine)
             if text not in found[e.target]:
                 found[e.target].append(text)
