@@ -16,8 +16,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from fakes import FAKE_GPU, FAKE_MACHINE
 
+from fakes import FAKE_GPU, FAKE_MACHINE
+from projects import add_snippet
 from recorded import bundles, cli, compare, runner
 from recorded.record import plan, shard
 from recorded.snippets import discover, load
@@ -41,13 +42,6 @@ def gpu(fake_machine):
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def add_snippet(root: Path, name: str, code: str = HELLO) -> Path:
-    path = root / "snippets" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(code).lstrip("\n"), encoding="utf-8")
-    return path
 
 
 def main(root: Path, *argv: str) -> int:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import io
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from projects import add_snippet
 from recorded import busy, cli
 from recorded.record import plan, record, to_run
 from recorded.snippets import SnippetError, discover
@@ -19,9 +19,7 @@ TIMING = "# /// script\n# [tool.record-runs]\n# timing = true\n# ///\nprint('fas
 
 
 def project(root: Path, code: str = TIMING) -> Store:
-    path = root / "snippets" / "lesson" / "01_time.py"
-    path.parent.mkdir(parents=True)
-    path.write_text(code, encoding="utf-8")
+    add_snippet(root, "lesson/01_time.py", code)
     return Store(root)
 
 

@@ -9,16 +9,16 @@ all run for real, and no torch is imported.
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
-from test_markdown_ext import Project, block, highlighted, output_tabs, page, warnings  # noqa: F401 (a fixture)
 
+from projects import Project
 from recorded import cli, describe, devices, notebook, targets
 from recorded.lessons import load as load_lessons
 from recorded.store import Store
+from test_markdown_ext import block, highlighted, output_tabs, page, warnings  # noqa: F401 (a fixture)
 
 ENGINE = Path(__file__).resolve().parents[1] / "src" / "recorded"
 
@@ -79,16 +79,13 @@ expect_on:
 
 @pytest.fixture
 def npu_project(tmp_path) -> Path:
-    npu_file = tmp_path / "dev-npu0"  # the made-up driver's file: detection finds it
-    npu_file.write_text("")
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(CONFIG).replace("{npu_file}", str(npu_file)))
-    (tmp_path / "mkdocs.yml").write_text("site_name: NPU\nnav:\n  - index.md\n")
-    for name, code in (("lesson/01_cpu.py", ANYWHERE), ("lesson/02_npu.py", NEEDS_NPU)):
-        path = tmp_path / "snippets" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code)
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "index.md").write_text(PAGE)
+    project = Project(tmp_path)
+    npu_file = project.file("dev-npu0", "")  # the made-up driver's file: detection finds it
+    project.config(CONFIG.replace("{npu_file}", str(npu_file)))
+    project.file("mkdocs.yml", "site_name: NPU\nnav:\n  - index.md\n")
+    project.snippet("lesson/01_cpu.py", ANYWHERE)
+    project.snippet("lesson/02_npu.py", NEEDS_NPU)
+    project.page("index.md", PAGE)
     return tmp_path
 
 
@@ -155,7 +152,7 @@ def test_a_device_reads_as_its_probe_described_it():
 
 
 #: Engine modules other helpers are still rewording (issue 22); empty this as they land.
-STILL_NAMING = {"blocks.py", "markdown_ext.py", "sybil_parser.py"}
+STILL_NAMING: set[str] = set()
 
 
 def test_no_engine_module_names_a_gpu_vendor():

@@ -19,8 +19,9 @@ import markdown
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from processes import alive
 
+from processes import alive
+from projects import add_snippet
 from recorded import blocks, claims
 from recorded.store import Recording, RecordingError, Store
 
@@ -29,9 +30,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 def project(tmp_path: Path, snippets: dict[str, str]) -> Path:
     for name, code in snippets.items():
-        path = tmp_path / "snippets" / "lesson" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code)
+        add_snippet(tmp_path, f"lesson/{name}", code)
     return tmp_path
 
 

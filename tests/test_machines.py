@@ -13,11 +13,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from fakes import FAKE_MACHINE, fake_cpu
 
+from fakes import FAKE_MACHINE, fake_cpu
+from projects import Project, add_snippet
 from recorded import cli, kinds, machines, provenance, targets
-from recorded.choose import ChoiceError, choose
 from recorded.bundles import bundle_json
+from recorded.choose import ChoiceError, choose
 from recorded.store import Recording, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,11 +60,11 @@ pytestmark = pytest.mark.usefixtures("fake_machine")
 
 
 def make(root: Path, config: str = KINDS) -> Path:
-    (root / "pyproject.toml").write_text(textwrap.dedent(config), encoding="utf-8")
+    """A project with these targets and two snippets that print their own names."""
+    project = Project(root)
+    project.config(config)
     for name in ("lesson/01_a.py", "lesson/02_b.py"):
-        path = root / "snippets" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f'print("{name}")\n', encoding="utf-8")
+        add_snippet(root, name, f'print("{name}")\n')
     return root
 
 

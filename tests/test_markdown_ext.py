@@ -8,96 +8,13 @@ from __future__ import annotations
 
 import logging
 import re
-from pathlib import Path
 
 import markdown
 import pytest
-import yaml
 
-from recorded.snippets import Snippet, load
-from recorded.store import Recording, Store
+from projects import MACHINE, SNIPPET, Project, site_extensions
 
-ROOT = Path(__file__).resolve().parents[1]
-
-SNIPPET = '''\
-# /// script
-# requires-python = ">=3.11"
-# dependencies = ["numpy"]
-# ///
-"""Prints a greeting and an answer."""
-
-print("hello")
-print("answer: 42")
-print("done")
-'''
-
-CUDA_SNIPPET = '''\
-# /// script
-# [tool.record-runs]
-# requires = ["cuda"]
-# ///
-print("on the gpu")
-'''
-
-MACHINE = {
-    "cpu": {"model": "Test CPU 9000", "cores": 4, "features": ["avx2"]},
-    "gpu": None,
-    "python": "3.12.1",
-    "torch": "2.13.0+cpu",
-    "numpy": "2.4.6",
-}
-
-
-def site_extensions() -> tuple[list[str], dict[str, dict]]:
-    """The markdown_extensions of the real mkdocs.yml, as Python-Markdown takes them."""
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    # `!ENV [NAME, default]`: these tests set the extension's options themselves.
-    Loader.add_constructor("!ENV", lambda loader, node: None)
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
-    names, configs = [], {}
-    for item in config["markdown_extensions"]:
-        if isinstance(item, str):
-            names.append(item)
-        else:
-            ((name, options),) = item.items()
-            names.append(name)
-            configs[name] = dict(options or {})
-    assert "recorded.markdown_ext" in names
-    return names, configs
-
-
-class Project:
-    """A throwaway project: snippets/, recordings/, and a way to render a page over them."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.store = Store(root)
-        (root / "snippets").mkdir(exist_ok=True)
-
-    def snippet(self, name: str = "lesson/x.py", source: str = SNIPPET) -> Snippet:
-        path = self.store.snippets_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source, encoding="utf-8")
-        return load(self.store.snippets_dir, name)
-
-    def record(self, snippet: Snippet, target: str, stdout=(), *, status="ok", exit_code=0,
-               stderr=(), stale=False, machine=MACHINE, duration_s=2.5) -> Recording:
-        rec = Recording(
-            snippet=snippet.name, target=target,
-            sha256="0" * 64 if stale else snippet.sha256(),
-            status=status, exit_code=exit_code, stdout=list(stdout), stderr=list(stderr),
-            duration_s=duration_s, recorded_at="2026-01-02T03:04:05Z", machine=dict(machine),
-        )
-        self.store.write(rec)
-        return rec
-
-    def render(self, page: str, strict: bool = False) -> str:
-        names, configs = site_extensions()
-        configs["recorded.markdown_ext"] = {"root": str(self.root), "strict": strict}
-        return markdown.Markdown(extensions=names, extension_configs=configs).convert(page)
+CUDA_SNIPPET = 'print("on the gpu")\n'  # written with requires=["cuda"]
 
 
 @pytest.fixture
@@ -140,7 +57,7 @@ def output_tabs(html: str) -> list[dict[str, str]]:
 
 def highlighted(tab: str) -> list[str]:
     return [re.sub(r"<[^>]+>", "", line).strip()
-            for line in re.findall(r'<span class="hll">(.*?)</span>', tab, re.S)]
+            for line in re.findall(r'<span class="hll">(.*?)</span>', tab, re.DOTALL)]
 
 
 # -- a fresh recording ------------------------------------------------------------------
@@ -148,7 +65,7 @@ def highlighted(tab: str) -> list[str]:
 
 def test_fresh_recording_shows_code_titled_with_its_path_without_the_metadata_header(project, warnings):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello", "answer: 42", "done"])
+    project.recording(snippet, "cpu", ["hello", "answer: 42", "done"])
 
     html = project.render(page(block()))
 
@@ -162,8 +79,8 @@ def test_fresh_recording_shows_code_titled_with_its_path_without_the_metadata_he
 
 def test_fresh_recording_has_a_cpu_and_a_cuda_tab_with_the_claimed_lines_highlighted(project, warnings):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello", "answer: 42", "done"])
-    project.record(snippet, "cuda", ["hello", "answer: 43", "done"])
+    project.recording(snippet, "cpu", ["hello", "answer: 42", "done"])
+    project.recording(snippet, "cuda", ["hello", "answer: 43", "done"])
 
     html = project.render(page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n')))
 
@@ -177,7 +94,7 @@ def test_fresh_recording_has_a_cpu_and_a_cuda_tab_with_the_claimed_lines_highlig
 
 def test_provenance_line_names_the_machine_versions_and_duration(project):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello"], duration_s=2.5)
+    project.recording(snippet, "cpu", ["hello"], duration_s=2.5)
 
     html = project.render(page(block()))
 
@@ -191,9 +108,9 @@ def test_recorded_text_is_escaped_never_interpreted(project):
     hostile = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>",
                "**not bold** [not a link](http://example.com) _not em_", "&amp; stays &amp;"]
     snippet = project.snippet()
-    project.record(snippet, "cpu", hostile, stderr=hostile,
+    project.recording(snippet, "cpu", hostile, stderr=hostile,
                    machine={**MACHINE, "cpu": {"model": "<b>Evil</b> CPU"}, "python": "<i>3</i>"})
-    project.record(snippet, "cuda", [], status="error", exit_code=1, stderr=hostile)
+    project.recording(snippet, "cuda", [], status="error", exit_code=1, stderr=hostile)
 
     html = project.render(page(block(body='expect:\n  - "<script>alert(1)</script>"\n')))
 
@@ -211,7 +128,7 @@ def test_recorded_text_is_escaped_never_interpreted(project):
 
 def test_missing_cuda_recording_says_how_to_record_it_and_is_no_warning(project, warnings):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello"])
+    project.recording(snippet, "cpu", ["hello"])
 
     html = project.render(page(block()))
 
@@ -223,7 +140,7 @@ def test_missing_cuda_recording_says_how_to_record_it_and_is_no_warning(project,
 
 def test_missing_cuda_recording_warns_in_strict_mode(project, warnings):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello"])
+    project.recording(snippet, "cpu", ["hello"])
 
     project.render(page(block()), strict=True)
 
@@ -246,8 +163,8 @@ def test_missing_cpu_recording_always_warns(project, warnings):
 
 def test_stale_recording_hides_its_old_output_and_warns_for_cpu(project, warnings):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["old cpu output 123"], stale=True)
-    project.record(snippet, "cuda", ["old cuda output 456"], stale=True)
+    project.recording(snippet, "cpu", ["old cpu output 123"], stale=True)
+    project.recording(snippet, "cuda", ["old cuda output 456"], stale=True)
 
     html = project.render(page(block()))
 
@@ -263,7 +180,7 @@ def test_stale_recording_hides_its_old_output_and_warns_for_cpu(project, warning
 def test_failed_recording_shows_its_status_and_the_end_of_stderr(project, warnings):
     snippet = project.snippet()
     stderr = [f"stderr line {i:02}" for i in range(20)] + ["ZeroDivisionError: division by zero"]
-    project.record(snippet, "cpu", ["hello"], status="error", exit_code=1, stderr=stderr)
+    project.recording(snippet, "cpu", ["hello"], status="error", exit_code=1, stderr=stderr)
 
     html = project.render(page(block()))
 
@@ -278,8 +195,8 @@ def test_failed_recording_shows_its_status_and_the_end_of_stderr(project, warnin
 
 
 def test_snippet_needing_cuda_is_not_applicable_on_the_cpu_tab(project, warnings):
-    snippet = project.snippet("lesson/gpu.py", CUDA_SNIPPET)
-    project.record(snippet, "cuda", ["on the gpu"])
+    snippet = project.snippet("lesson/gpu.py", CUDA_SNIPPET, requires=["cuda"])
+    project.recording(snippet, "cuda", ["on the gpu"])
 
     html = project.render(page(block("lesson/gpu.py", 'expect:\n  - "on the gpu"\n')), strict=True)
 
@@ -308,7 +225,7 @@ def test_unreadable_recording_warns_and_names_the_file(project, warnings):
 
 def test_claim_a_fresh_recording_does_not_print_warns(project, warnings):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello", "answer: 41"])
+    project.recording(snippet, "cpu", ["hello", "answer: 41"])
 
     html = project.render(page(block(body='expect:\n  - "hello"\n  - "answer: 42"\n')))
 
@@ -337,7 +254,7 @@ def test_claim_a_fresh_recording_does_not_print_warns(project, warnings):
 )
 def test_malformed_block_warns_with_page_line_and_shows_a_failure(project, warnings, header, body, message):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello"])
+    project.recording(snippet, "cpu", ["hello"])
 
     html = project.render(page(f"{header}\n{body}///"))
 
@@ -361,7 +278,7 @@ def test_header_inside_a_fenced_example_is_left_alone(project, warnings):
 
 def test_indented_header_options_that_blocks_drops_are_reported(project, warnings):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello"])
+    project.recording(snippet, "cpu", ["hello"])
 
     # pymdownx.blocks reads indented lines under a header as options and, finding none it
     # knows, drops the whole block without a word.
@@ -373,7 +290,7 @@ def test_indented_header_options_that_blocks_drops_are_reported(project, warning
 
 def test_two_blocks_on_one_page_get_distinct_tab_ids(project, warnings):
     for name in ("lesson/a.py", "lesson/b.py"):
-        project.record(project.snippet(name), "cpu", ["hello"])
+        project.recording(project.snippet(name), "cpu", ["hello"])
 
     html = project.render(page(block("lesson/a.py"), block("lesson/b.py")))
 
@@ -387,7 +304,7 @@ def test_two_blocks_on_one_page_get_distinct_tab_ids(project, warnings):
 
 
 def test_second_block_warnings_name_its_own_line(project, warnings):
-    project.record(project.snippet("lesson/a.py"), "cpu", ["hello"])
+    project.recording(project.snippet("lesson/a.py"), "cpu", ["hello"])
 
     project.render(page(block("lesson/a.py"), block("lesson/nope.py")))
 
@@ -396,7 +313,7 @@ def test_second_block_warnings_name_its_own_line(project, warnings):
 
 
 def test_a_dropped_block_does_not_shift_the_lines_of_later_blocks(project, warnings):
-    project.record(project.snippet(), "cpu", ["hello"])
+    project.recording(project.snippet(), "cpu", ["hello"])
 
     project.render(page(block(body='    expect:\n      - "hello"\n'), block("lesson/nope.py")))
 
@@ -413,7 +330,7 @@ def test_a_dropped_block_does_not_shift_the_lines_of_later_blocks(project, warni
     ' /// recorded | lesson/x.py\n ///\n',
 ], ids=["in-an-admonition", "indented"])
 def test_a_block_the_tests_cannot_see_is_reported(project, warnings, text):
-    project.record(project.snippet(), "cpu", ["hello"])
+    project.recording(project.snippet(), "cpu", ["hello"])
 
     html = project.render(page(text))
 
@@ -423,7 +340,7 @@ def test_a_block_the_tests_cannot_see_is_reported(project, warnings, text):
 
 
 def test_blank_lines_at_the_start_of_the_output_are_kept_and_do_not_shift_the_highlight(project):
-    project.record(project.snippet(), "cpu", ["", "", "hello", "", "world", ""])
+    project.recording(project.snippet(), "cpu", ["", "", "hello", "", "world", ""])
 
     html = project.render(page(block(body='expect:\n  - "hello"\n  - "world"\n')))
 
@@ -433,16 +350,15 @@ def test_blank_lines_at_the_start_of_the_output_are_kept_and_do_not_shift_the_hi
 
 
 def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, warnings):
-    (project.root / "pyproject.toml").write_text(
-        '[tool.record-runs.lessons.zeta]\ntitle = "Lesson 8: Zeta"\npages = ["zeta.md"]\n', encoding="utf-8")
+    project.lesson("zeta", "Lesson 8: Zeta", ["zeta.md"])
     for name in ("alpha/01_a.py", "zeta/01_z.py"):
-        project.record(project.snippet(name), "cpu", ["hello"])
+        project.recording(project.snippet(name), "cpu", ["hello"])
 
     html = project.render("# Recordings\n\n/// recordings\n///\n")
 
     headings = re.findall(r'<h2 id="([^"]+)">([^<]+)<', html)  # then the permalink
     assert headings == [("lesson-zeta", "Lesson 8: Zeta"), ("lesson-alpha", "alpha"), ("machines", "Machines")]
-    tables = re.findall(r"<table>.*?</table>", html, re.S)
+    tables = re.findall(r"<table>.*?</table>", html, re.DOTALL)
     assert len(tables) == 2 and "zeta/01_z.py" in tables[0] and "alpha/01_a.py" in tables[1]
     assert warnings() == []
 
@@ -478,21 +394,20 @@ OTHER_MACHINE = {**MACHINE, "cpu": {"model": "Other CPU 100", "cores": 8, "featu
 
 @pytest.fixture
 def three(project) -> Project:
-    (project.root / "pyproject.toml").write_text(EMULATED_TARGETS, encoding="utf-8")
-    project.store = Store(project.root)
+    project.targets(EMULATED_TARGETS)
     return project
 
 
 def once(html: str) -> str:
     """The single output shown for a snippet that printed alike everywhere."""
-    (found,) = re.findall(r'<div class="recorded-once">(.*?)</div>(?=</div>|$)', html, re.S)
+    (found,) = re.findall(r'<div class="recorded-once">(.*?)</div>(?=</div>|$)', html, re.DOTALL)
     return found
 
 
 def test_output_alike_on_every_machine_is_shown_once_naming_each_machine(project, warnings):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello", "answer: 42", "done"])
-    project.record(snippet, "cuda", ["hello", "answer: 42", "done"],
+    project.recording(snippet, "cpu", ["hello", "answer: 42", "done"])
+    project.recording(snippet, "cuda", ["hello", "answer: 42", "done"],
                    machine={**OTHER_MACHINE,
                             "gpu": {"name": "Test GPU", "capability": "9.0", "memory_gib": 80}})
 
@@ -512,13 +427,13 @@ def test_output_alike_on_every_machine_is_shown_once_naming_each_machine(project
 
 def test_targets_without_a_fresh_recording_are_listed_under_the_single_output(three, warnings):
     snippet = three.snippet()
-    three.record(snippet, "big", ["hello"])
-    three.record(snippet, "other", ["hello"], machine=OTHER_MACHINE)
+    three.recording(snippet, "big", ["hello"])
+    three.recording(snippet, "other", ["hello"], machine=OTHER_MACHINE)
 
     html = three.render(page(block(body='expect:\n  - "hello"\n')))
 
     shown = once(html)
-    (others,) = re.findall(r'<ul class="recorded-provenance recorded-others">(.*?)</ul>', shown, re.S)
+    (others,) = re.findall(r'<ul class="recorded-provenance recorded-others">(.*?)</ul>', shown, re.DOTALL)
     assert "<strong>Big CPU limited</strong>: not recorded yet on this kind of machine" in others
     assert "<code>python scripts/record_runs.py --target big-as-small lesson/x.py</code>" in others
     assert warnings() == []  # not required, so only the release build insists
@@ -526,9 +441,9 @@ def test_targets_without_a_fresh_recording_are_listed_under_the_single_output(th
 
 def test_a_stale_required_target_still_warns_when_the_others_are_shown_once(three, warnings):
     snippet = three.snippet()
-    three.record(snippet, "big", ["old"], stale=True)
-    three.record(snippet, "big-as-small", ["hello"])
-    three.record(snippet, "other", ["hello"], machine=OTHER_MACHINE)
+    three.recording(snippet, "big", ["old"], stale=True)
+    three.recording(snippet, "big-as-small", ["hello"])
+    three.recording(snippet, "other", ["hello"], machine=OTHER_MACHINE)
 
     html = three.render(page(block()))
 
@@ -544,8 +459,8 @@ def test_a_stale_required_target_still_warns_when_the_others_are_shown_once(thre
 ], ids=["other-stdout", "other-stderr", "failed"])
 def test_outputs_that_differ_or_fail_stay_in_tabs(project, second):
     snippet = project.snippet()
-    project.record(snippet, "cpu", ["hello", "answer: 42"])
-    project.record(snippet, "cuda", **second)
+    project.recording(snippet, "cpu", ["hello", "answer: 42"])
+    project.recording(snippet, "cuda", **second)
 
     html = project.render(page(block()))
 
@@ -555,9 +470,9 @@ def test_outputs_that_differ_or_fail_stay_in_tabs(project, second):
 
 def test_an_emulated_tab_says_it_is_the_host_machine_with_one_thing_changed(three, warnings):
     snippet = three.snippet()
-    three.record(snippet, "big", ["answer: 42"])
-    three.record(snippet, "big-as-small", ["answer: 7"])
-    three.record(snippet, "other", ["answer: 9"], machine=OTHER_MACHINE)
+    three.recording(snippet, "big", ["answer: 42"])
+    three.recording(snippet, "big-as-small", ["answer: 7"])
+    three.recording(snippet, "other", ["answer: 9"], machine=OTHER_MACHINE)
 
     html = three.render(page(block()))
 
@@ -572,8 +487,8 @@ def test_an_emulated_tab_says_it_is_the_host_machine_with_one_thing_changed(thre
 
 def test_an_emulated_recording_from_another_machine_than_its_host_is_reported(three, warnings):
     snippet = three.snippet()
-    three.record(snippet, "big", ["answer: 42"])
-    three.record(snippet, "big-as-small", ["answer: 7"], machine=OTHER_MACHINE)
+    three.recording(snippet, "big", ["answer: 42"])
+    three.recording(snippet, "big-as-small", ["answer: 7"], machine=OTHER_MACHINE)
 
     html = three.render(page(block()))
 
@@ -587,9 +502,7 @@ def test_an_emulated_recording_from_another_machine_than_its_host_is_reported(th
 
 def test_the_busy_figure_is_on_the_provenance_line(project):
     snippet = project.snippet()
-    rec = project.record(snippet, "cpu", ["hello"])
-    rec.busy = {"before": 0.031, "after": 0.006, "window_s": 1.0, "cpus": 2}
-    project.store.write(rec)
+    project.recording(snippet, "cpu", ["hello"], busy={"before": 0.031, "after": 0.006, "window_s": 1.0, "cpus": 2})
 
     html = project.render(page(block()))
 
@@ -598,7 +511,7 @@ def test_the_busy_figure_is_on_the_provenance_line(project):
 
 
 def test_no_busy_figure_no_mention(project):
-    project.record(project.snippet(), "cpu", ["hello"])
+    project.recording(project.snippet(), "cpu", ["hello"])
 
     assert "other load" not in project.render(page(block()))
 
@@ -608,18 +521,12 @@ def test_no_busy_figure_no_mention(project):
 TABLE_PAGE = "# What changes\n\n/// machine-table\n///\n"
 
 
-def lesson_page(project: Project, text: str, name: str = "lesson.md") -> None:
-    path = project.root / "docs" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def table_rows(html: str) -> list[list[str]]:
     """The machine table's body, each row's cells as text (links and tags dropped)."""
-    (body,) = re.findall(r"<tbody>(.*?)</tbody>", html, re.S)
+    (body,) = re.findall(r"<tbody>(.*?)</tbody>", html, re.DOTALL)
     return [[" ".join(re.sub(r"<[^>]+>", " ", cell).split())
-             for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
-            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)]
+             for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.DOTALL)]
 
 
 @pytest.mark.parametrize("line, verdict", [
@@ -639,12 +546,12 @@ def test_a_verdict_line_ends_in_a_verdict_word_after_its_last_colon(line, verdic
 def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warnings):
     counts = three.snippet("lesson/01_count.py", SNIPPET.replace('"done"', '"counted: True"'))
     timed = three.snippet("lesson/02_time.py", SNIPPET.replace('"done"', '"fast here: faster"'))
-    three.record(counts, "big", ["counted: True"])
-    three.record(counts, "big-as-small", ["counted: True"])
-    three.record(timed, "big", ["A/A: within noise", "fast here: faster"])
-    three.record(timed, "big-as-small", ["A/A: within noise", "fast here: slower"], stale=True)
-    three.record(timed, "other", ["A/A: within noise", "fast here: slower"], machine=OTHER_MACHINE)
-    lesson_page(three, "# The lesson\n\n## Counting\n\n/// recorded | lesson/01_count.py\n///\n\n"
+    three.recording(counts, "big", ["counted: True"])
+    three.recording(counts, "big-as-small", ["counted: True"])
+    three.recording(timed, "big", ["A/A: within noise", "fast here: faster"])
+    three.recording(timed, "big-as-small", ["A/A: within noise", "fast here: slower"], stale=True)
+    three.recording(timed, "other", ["A/A: within noise", "fast here: slower"], machine=OTHER_MACHINE)
+    three.page("lesson.md", "# The lesson\n\n## Counting\n\n/// recorded | lesson/01_count.py\n///\n\n"
                        "## Timing `it`\n\n/// recorded | lesson/02_time.py\nexpect_on:\n  other:\n"
                        '    - "fast here: slower"\n    - "claimed only: True"\n///\n')
 
@@ -668,12 +575,12 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
 
 def test_the_machine_table_names_each_target_machine_and_its_emulation(three):
     snippet = three.snippet()
-    three.record(snippet, "big", ["x: True"])
-    lesson_page(three, "# L\n\n/// recorded | lesson/x.py\n///\n")
+    three.recording(snippet, "big", ["x: True"])
+    three.page("lesson.md", "# L\n\n/// recorded | lesson/x.py\n///\n")
 
     html = three.render(TABLE_PAGE)
 
-    (machines,) = re.findall(r'<h2 id="the-machines">.*?<ul>(.*?)</ul>', html, re.S)
+    (machines,) = re.findall(r'<h2 id="the-machines">.*?<ul>(.*?)</ul>', html, re.DOTALL)
     assert "Big CPU: </strong><span>a big CPU as it is. Recorded on Test CPU 9000 (AVX2), 4 cores." in machines
     assert ("the big CPU limited to small instructions. Not recorded yet on this kind of machine. "
             "The same machine as Big CPU, with one thing changed: LIMIT_ISA=SMALL.") in machines
@@ -681,9 +588,9 @@ def test_the_machine_table_names_each_target_machine_and_its_emulation(three):
 
 def test_the_machine_table_links_relative_to_the_page_it_is_on(three):
     snippet = three.snippet()
-    three.record(snippet, "big", ["x: True"])
-    lesson_page(three, "# L\n\n/// recorded | lesson/x.py\n///\n", "part/one.md")
-    lesson_page(three, TABLE_PAGE, "about/machines.md")
+    three.recording(snippet, "big", ["x: True"])
+    three.page("part/one.md", "# L\n\n/// recorded | lesson/x.py\n///\n")
+    three.page("about/machines.md", TABLE_PAGE)
 
     names, configs = site_extensions()
     configs["recorded.markdown_ext"] = {"root": str(three.root)}

@@ -19,8 +19,8 @@ import nbformat
 import pytest
 
 from recorded import blocks, targets
-from recorded.lessons import Lesson
 from recorded.layout import copy_site
+from recorded.lessons import Lesson
 from recorded.notebook import COMMAND, notebook_path, notebook_target, render, spawns, with_notebooks
 from recorded.notebook_markdown import Links, convert_markdown, page_parts, read_site
 from recorded.snippets import Snippet, load

@@ -16,14 +16,14 @@ import os
 import platform
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
+
 from fakes import FAKE_MACHINE
 from processes import gone_soon
-
+from projects import add_snippet, with_metadata
 from recorded import cli, kinds, provenance, runner
 from recorded.record import TO_RECORD, plan, record, to_run
 from recorded.snippets import SnippetError, discover, load
@@ -50,18 +50,6 @@ pytestmark = pytest.mark.usefixtures("fake_machine")
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def with_metadata(code: str, *toml: str) -> str:
-    """The snippet's code under a PEP 723 block holding these TOML lines."""
-    return "".join(f"# {line}\n" for line in ("/// script", *toml, "///")) + code
-
-
-def add_snippet(root: Path, name: str, code: str) -> Path:
-    path = root / "snippets" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(code).lstrip("\n"), encoding="utf-8")
-    return path
 
 
 def main(root: Path, *argv: str) -> int:
@@ -102,7 +90,7 @@ def test_first_run_writes_a_complete_cpu_recording(tmp_path):
         print("b")
         print("warn", file=sys.stderr)
     """)
-    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
 
     assert main(tmp_path) == 0
 
@@ -118,8 +106,8 @@ def test_first_run_writes_a_complete_cpu_recording(tmp_path):
     assert rec["stderr"] == ["warn"]
     assert isinstance(rec["duration_s"], float) and 0 <= rec["duration_s"] < 10
     assert rec["recorded_at"].endswith("Z")
-    when = dt.datetime.fromisoformat(rec["recorded_at"].removesuffix("Z")).replace(tzinfo=dt.timezone.utc)
-    assert before <= when <= dt.datetime.now(dt.timezone.utc)
+    when = dt.datetime.fromisoformat(rec["recorded_at"].removesuffix("Z")).replace(tzinfo=dt.UTC)
+    assert before <= when <= dt.datetime.now(dt.UTC)
     target = rec["machine"].pop("target")
     assert rec["machine"] == FAKE_MACHINE
     assert target == {"name": "cpu", "description": "the CPU, with every GPU hidden",

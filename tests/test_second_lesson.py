@@ -1,6 +1,6 @@
 """A course author's second lesson, through the installed engine alone.
 
-A throwaway site in a temporary folder, with its own pyproject.toml, mkdocs.yml, one page,
+A throwaway site in a temporary folder (tests/projects.py), with its own pyproject.toml, mkdocs.yml, one page,
 one snippet, a one-statement conftest.py and a recording made by the recorder
 (`python -m recorded`): it builds, its claims are tested by Sybil, a wrong claim fails
 with the page and line, and a stale recording is named with the command that refreshes
@@ -17,16 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from projects import Project
+
 pytestmark = pytest.mark.build
 
 MKDOCS = Path(sys.executable).parent / "mkdocs"
 
 FILES = {
-    "pyproject.toml": """\
-[tool.record-runs.lessons.counting]
-title = "Counting"
-pages = ["index.md"]
-""",
     "mkdocs.yml": """\
 site_name: Lesson 8
 theme:
@@ -84,9 +81,8 @@ def build(lesson: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def lesson(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("lesson8")
-    for name, text in FILES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
+    project = Project(root).files(FILES)
+    project.lesson("counting", "Counting", ["index.md"])
     done = run([sys.executable, "-m", "recorded", "--target", "cpu"], root)
     assert done.returncode == 0, done.stdout + done.stderr
     return root

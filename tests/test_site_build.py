@@ -16,10 +16,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from projects import Project
 from recorded import blocks
 from recorded.layout import copy_site
 from recorded.snippets import load
-from recorded.store import Recording, Store
+from recorded.store import Store
 
 pytestmark = pytest.mark.build
 
@@ -126,22 +127,14 @@ expect_on:
 """,
     "docs/machines.md": "# What changes with the machine\n\n/// machine-table\n///\n",
 }
-MACHINE = {"cpu": {"model": "Test CPU 9000", "cores": 4, "features": ["avx2"]}, "gpu": None,
-           "python": "3.12.1", "torch": "2.13.0+cpu", "numpy": "2.4.6"}
 
 
 def throwaway(root: Path, outputs: dict[tuple[str, str], list[str]]) -> Path:
     """Write THROWAWAY under root and a recording of each (snippet, target) in outputs."""
-    for name, text in THROWAWAY.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    store = Store(root)
+    project = Project(root).files(THROWAWAY)
     for (name, target), stdout in outputs.items():
-        store.write(Recording(
-            snippet=name, target=target, sha256=load(store.snippets_dir, name, store.targets).sha256(),
-            status="ok", exit_code=0, stdout=stdout, stderr=[], duration_s=1.5,
-            recorded_at="2026-01-02T03:04:05Z", machine=MACHINE,
-            busy={"before": 0.03, "after": 0.01, "window_s": 1.0, "cpus": 2}))
+        project.recording(load(root / "snippets", name), target, stdout, duration_s=1.5,
+                          busy={"before": 0.03, "after": 0.01, "window_s": 1.0, "cpus": 2})
     return root
 
 
@@ -166,7 +159,7 @@ def test_output_alike_everywhere_is_shown_once_and_outputs_that_differ_in_tabs(t
     assert '<span class="hll">faster here: faster\n</span>' in tabs["Big CPU"]
     assert "Same machine as the Big CPU tab, with one thing changed: LIMIT_ISA=SMALL." in tabs["Big CPU limited"]
     assert "other load 3% before, 1% after" in tabs["Big CPU"]
-    (once,) = re.findall(r'<div class="recorded-once">(.*?)</ul></div>', page, re.S)
+    (once,) = re.findall(r'<div class="recorded-once">(.*?)</ul></div>', page, re.DOTALL)
     assert once.count("max: 65504") == 1 and '<span class="hll">max: 65504\n</span>' in once
     assert "<strong>Big CPU</strong>: Recorded 2026-01-02 on Test CPU 9000" in once
     assert "<strong>Big CPU limited</strong>" in once
@@ -178,10 +171,10 @@ def test_the_machine_table_page_is_built_in_the_nav_with_linked_rows(throwaway_s
     assert re.search(r'<a href="../machines/" class="md-nav__link">\s*<span class="md-ellipsis">\s*'
                      r'What changes with the machine',
                      (throwaway_site / "lesson" / "index.html").read_text(encoding="utf-8"))
-    (table,) = re.findall(r"<table>.*?</table>", page, re.S)
+    (table,) = re.findall(r"<table>.*?</table>", page, re.DOTALL)
     assert "<caption>lesson: each verdict line, as each kind of machine printed it</caption>" in table
     rows = re.findall(r'<tr class="([^"]+)">\s*<th scope="row"><code>([^<]+)</code>.*?href="([^"]+)"',
-                      table, re.S)
+                      table, re.DOTALL)
     # MkDocs rewrote the links to the built pages; --strict checked their anchors.
     assert rows == [("verdict-same", "rounds to one", "../lesson/#lesson-01-limits"),
                     ("verdict-changes", "faster here", "../lesson/#lesson-02-speed")]

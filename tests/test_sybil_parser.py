@@ -14,30 +14,14 @@ import pytest
 from sybil import Sybil
 from sybil.example import SybilFailure
 
+import projects
 from recorded import sybil_parser
 from recorded.runner import RunResult
-from recorded.snippets import Snippet, load
-from recorded.store import Recording, Store
+from recorded.snippets import Snippet
 from recorded.sybil_parser import LiveRuns, RecordedParser
 
 OUTPUT = ["hello", "answer: 42", "done"]
 
-SNIPPET = '''\
-# /// script
-# dependencies = ["numpy"]
-# ///
-print("hello")
-print("answer: 42")
-print("done")
-'''
-
-CUDA_SNIPPET = '''\
-# /// script
-# [tool.record-runs]
-# requires = ["cuda"]
-# ///
-print("on the gpu")
-'''
 
 
 class FakeRun:
@@ -52,14 +36,14 @@ class FakeRun:
         return self.results.get(snippet.name, RunResult("ok", 0, OUTPUT, [], 0.01))
 
 
-class Project:
+class Project(projects.Project):
+    """A throwaway project whose pages Sybil reads, with a fake live runner."""
+
     def __init__(self, root: Path, monkeypatch):
-        self.root = root
-        self.store = Store(root)
+        super().__init__(root)
         self.monkeypatch = monkeypatch
         self.run = FakeRun()
         self.live = LiveRuns(run=self.run)
-        (root / "snippets").mkdir()
         (root / "docs").mkdir()
         self.live_target("cpu")
 
@@ -70,21 +54,6 @@ class Project:
                 raise sybil_parser.runner.TargetCheckFailed("no GPU here")
 
         self.monkeypatch.setattr(sybil_parser.runner, "check", check)
-
-    def snippet(self, name: str = "lesson/x.py", source: str = SNIPPET) -> Snippet:
-        path = self.store.snippets_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source, encoding="utf-8")
-        return load(self.store.snippets_dir, name)
-
-    def record(self, snippet: Snippet, target: str, stdout=OUTPUT, *, stale=False) -> Recording:
-        rec = Recording(
-            snippet=snippet.name, target=target, sha256="0" * 64 if stale else snippet.sha256(),
-            status="ok", exit_code=0, stdout=list(stdout), stderr=[], duration_s=0.5,
-            recorded_at="2026-01-02T03:04:05Z", machine={"cpu": {"model": "Test CPU"}, "python": "3.12.1"},
-        )
-        self.store.write(rec)
-        return rec
 
     def evaluate(self, text: str) -> list[object]:
         """Each recorded example's outcome: None (passed), a SybilFailure or a SkipTest."""
@@ -114,6 +83,10 @@ def project(tmp_path, monkeypatch) -> Project:
     return Project(tmp_path, monkeypatch)
 
 
+def gpu_snippet(project: Project) -> Snippet:
+    return project.snippet("lesson/gpu.py", 'print("on the gpu")\n', requires=["cuda"])
+
+
 def page(*blocks: str) -> str:
     """A page whose first block header sits on line 3."""
     return "# Page\n\n" + "\n\nSome prose.\n\n".join(blocks) + "\n"
@@ -125,8 +98,8 @@ def block(snippet: str = "lesson/x.py", body: str = "") -> str:
 
 def test_claims_that_hold_live_and_in_every_recording_pass(project):
     snippet = project.snippet()
-    project.record(snippet, "cpu")
-    project.record(snippet, "cuda")
+    project.recording(snippet, "cpu", OUTPUT)
+    project.recording(snippet, "cuda", OUTPUT)
 
     outcomes = project.evaluate(page(block(body='expect:\n  - "hello"\n  - "answer: ..."\n')))
 
@@ -135,7 +108,7 @@ def test_claims_that_hold_live_and_in_every_recording_pass(project):
 
 
 def test_wrong_claim_names_page_line_snippet_target_and_diff(project):
-    project.record(project.snippet(), "cpu")
+    project.recording(project.snippet(), "cpu", OUTPUT)
     # line 3: header, 4: expect:, 5: the wrong claim
     text = page(block(body='expect:\n  - "answer: 43"\n'))
 
@@ -149,7 +122,7 @@ def test_wrong_claim_names_page_line_snippet_target_and_diff(project):
 
 
 def test_claims_must_appear_in_order(project):
-    project.record(project.snippet(), "cpu")
+    project.recording(project.snippet(), "cpu", OUTPUT)
 
     message = project.failure(page(block(body='expect:\n  - "done"\n  - "hello"\n')))
 
@@ -157,7 +130,7 @@ def test_claims_must_appear_in_order(project):
 
 
 def test_stale_cpu_recording_fails_naming_the_command_to_rerecord(project):
-    project.record(project.snippet(), "cpu", stale=True)
+    project.recording(project.snippet(), "cpu", OUTPUT, stale=True)
 
     message = project.failure(page(block(body='expect:\n  - "hello"\n')))
 
@@ -186,7 +159,7 @@ def test_unreadable_recording_fails_naming_the_file(project):
 
 
 def test_missing_cuda_recording_passes_unless_strict(project, monkeypatch):
-    project.record(project.snippet(), "cpu")
+    project.recording(project.snippet(), "cpu", OUTPUT)
     text = page(block(body='expect:\n  - "hello"\n'))
 
     assert project.evaluate(text) == [None]
@@ -199,14 +172,14 @@ def test_missing_cuda_recording_passes_unless_strict(project, monkeypatch):
 
 def test_expect_on_cuda_is_checked_against_the_cuda_recording_only(project):
     snippet = project.snippet()
-    project.record(snippet, "cpu", OUTPUT)
-    project.record(snippet, "cuda", OUTPUT + ["fast here: True"])
+    project.recording(snippet, "cpu", OUTPUT)
+    project.recording(snippet, "cuda", OUTPUT + ["fast here: True"])
     text = page(block(body='expect_on:\n  cuda:\n    - "fast here: True"\n'))
 
     # Neither the CPU recording nor the live CPU run prints it, and neither is asked to.
     assert project.evaluate(text) == [None]
 
-    project.record(snippet, "cuda", OUTPUT + ["fast here: False"])
+    project.recording(snippet, "cuda", OUTPUT + ["fast here: False"])
     message = project.failure(text)
     assert "lesson/x.py, cuda recording" in message and "page.md:6 not found" in message
     assert "cpu recording" not in message and "live run" not in message
@@ -214,8 +187,8 @@ def test_expect_on_cuda_is_checked_against_the_cuda_recording_only(project):
 
 def test_expect_on_cpu_is_checked_against_the_cpu_recording(project):
     snippet = project.snippet()
-    project.record(snippet, "cpu", OUTPUT + ["fast here: False"])
-    project.record(snippet, "cuda", OUTPUT + ["fast here: True"])
+    project.recording(snippet, "cpu", OUTPUT + ["fast here: False"])
+    project.recording(snippet, "cuda", OUTPUT + ["fast here: True"])
 
     message = project.failure(page(block(body='expect_on:\n  cpu:\n    - "fast here: True"\n')))
 
@@ -223,7 +196,7 @@ def test_expect_on_cpu_is_checked_against_the_cpu_recording(project):
 
 
 def test_snippet_cited_by_two_blocks_runs_live_once(project):
-    project.record(project.snippet(), "cpu")
+    project.recording(project.snippet(), "cpu", OUTPUT)
     text = page(block(body='expect:\n  - "hello"\n'), block(body='expect:\n  - "done"\n'))
 
     outcomes = project.evaluate(text)
@@ -234,7 +207,7 @@ def test_snippet_cited_by_two_blocks_runs_live_once(project):
 
 
 def test_snippet_needing_cuda_is_skipped_on_a_cpu_machine_with_a_reason(project):
-    project.record(project.snippet("lesson/gpu.py", CUDA_SNIPPET), "cuda", ["on the gpu"])
+    project.recording(gpu_snippet(project), "cuda", ["on the gpu"])
 
     (outcome,) = project.evaluate(page(block("lesson/gpu.py", 'expect:\n  - "on the gpu"\n')))
 
@@ -244,7 +217,7 @@ def test_snippet_needing_cuda_is_skipped_on_a_cpu_machine_with_a_reason(project)
 
 
 def test_snippet_needing_cuda_fails_rather_than_skips_when_its_recording_contradicts_a_claim(project):
-    project.record(project.snippet("lesson/gpu.py", CUDA_SNIPPET), "cuda", ["on the cpu?"])
+    project.recording(gpu_snippet(project), "cuda", ["on the cpu?"])
 
     message = project.failure(page(block("lesson/gpu.py", 'expect:\n  - "on the gpu"\n')))
 
@@ -255,14 +228,14 @@ def test_snippet_needing_cuda_fails_rather_than_skips_when_its_recording_contrad
 def test_snippet_needing_cuda_runs_live_on_a_cuda_machine(project):
     project.live_target("cuda")
     project.run.results["lesson/gpu.py"] = RunResult("ok", 0, ["on the gpu"], [], 0.01)
-    project.record(project.snippet("lesson/gpu.py", CUDA_SNIPPET), "cuda", ["on the gpu"])
+    project.recording(gpu_snippet(project), "cuda", ["on the gpu"])
 
     assert project.evaluate(page(block("lesson/gpu.py", 'expect:\n  - "on the gpu"\n'))) == [None]
     assert project.run.calls == [("lesson/gpu.py", "cuda")]
 
 
 def test_failing_live_run_fails_with_its_stderr(project):
-    project.record(project.snippet(), "cpu")
+    project.recording(project.snippet(), "cpu", OUTPUT)
     project.run.results["lesson/x.py"] = RunResult(
         "error", 1, [], ["Traceback (most recent call last):", "ValueError: boom"], 0.01)
 
@@ -283,7 +256,7 @@ def test_failing_live_run_fails_with_its_stderr(project):
     ids=["bad-yaml", "unknown-key", "unknown-target", "no-path"],
 )
 def test_malformed_block_fails_with_a_clear_message(project, header, body, message):
-    project.record(project.snippet(), "cpu")
+    project.recording(project.snippet(), "cpu", OUTPUT)
 
     failure = project.failure(page(f"{header}\n{body}///"))
 
@@ -309,14 +282,14 @@ def test_header_inside_a_fenced_example_is_not_a_test(project):
 
 
 def test_header_in_a_fenced_example_without_a_closing_line_does_not_break_the_page(project):
-    project.record(project.snippet(), "cpu")
+    project.recording(project.snippet(), "cpu", OUTPUT)
     text = page(block(body='expect:\n  - "hello"\n'), '```text\n/// recorded | lesson/x.py\n```')
 
     assert project.evaluate(text) == [None]
 
 
 def test_block_without_a_closing_line_fails_with_a_clear_message(project):
-    project.record(project.snippet(), "cpu")
+    project.recording(project.snippet(), "cpu", OUTPUT)
 
     failure = project.failure(page('/// recorded | lesson/x.py\nexpect:\n  - "hello"\n\nMore prose.'))
 

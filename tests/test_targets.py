@@ -15,12 +15,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_markdown_ext import Project, block, output_tabs, page, warnings  # noqa: F401 (a fixture)
 
+from projects import Project
 from recorded import cli, kinds, runner, targets
 from recorded.bundles import bundle_json
 from recorded.snippets import SnippetError, load
 from recorded.store import Recording, Store
+from test_markdown_ext import block, output_tabs, page, warnings  # noqa: F401 (a fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,11 +55,11 @@ ENV_REPORT = 'import os\nprint("limit:", os.environ.get("MADE_UP_LIMIT"))\n'
 
 
 def make(root: Path, config: str = THREE, snippets: dict[str, str] | None = None) -> Path:
-    (root / "pyproject.toml").write_text(textwrap.dedent(config), encoding="utf-8")
+    """A project with these targets and snippets (one that reports its made-up limit by default)."""
+    project = Project(root)
+    project.config(config)
     for name, code in (snippets or {"lesson/01_a.py": ENV_REPORT}).items():
-        path = root / "snippets" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code, encoding="utf-8")
+        project.file(f"snippets/{name}", code)
     return root
 
 
@@ -309,8 +310,8 @@ def test_pages_show_one_tab_per_target_with_the_configured_labels_and_descriptio
     make(tmp_path)
     project = Project(tmp_path)
     snippet = load(tmp_path / "snippets", "lesson/01_a.py")
-    project.record(snippet, "cpu", ["limit: None"])
-    project.record(snippet, "cpu-slow", ["limit: 1"])
+    project.recording(snippet, "cpu", ["limit: None"])
+    project.recording(snippet, "cpu-slow", ["limit: 1"])
 
     html = project.render(page(block("lesson/01_a.py", 'expect_on:\n  cpu-slow:\n    - "limit: 1"\n')))
 
@@ -325,7 +326,7 @@ def test_pages_show_one_tab_per_target_with_the_configured_labels_and_descriptio
 def test_a_required_target_without_a_recording_warns_in_every_build(tmp_path, warnings):
     make(tmp_path)
     project = Project(tmp_path)
-    project.record(load(tmp_path / "snippets", "lesson/01_a.py"), "cpu", ["limit: None"])
+    project.recording(load(tmp_path / "snippets", "lesson/01_a.py"), "cpu", ["limit: None"])
 
     project.render(page(block("lesson/01_a.py")))
 

@@ -104,7 +104,7 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
     known = known or targets_.load(snippets_dir.parent)
     if not isinstance(tool, dict):
         # The example names something this project's targets really provide.
-        example = sorted(known.capabilities - {"cpu"} or known.capabilities or {"cpu"})[0]
+        example = min(known.capabilities - {"cpu"} or known.capabilities or {"cpu"})
         raise SnippetError(
             f"{pure}: [tool.record-runs] must be a table: a '# [tool.record-runs]' line, "
             f"then its keys, such as '# requires = [\"{example}\"]'."

@@ -1,0 +1,179 @@
+"""Throwaway projects for the tests, built in tmp_path: the one builder every test file uses.
+
+    project = Project(tmp_path)
+    project.targets(TOML)                          # [tool.record-runs...] tables in pyproject.toml
+    project.lesson("counting", "Counting", ["index.md"])
+    snippet = project.snippet("counting/01_sum.py", 'print("total: 10")\\n', requires=["cpu"])
+    project.page("index.md", "# Counting\\n...")   # under docs/
+    project.recording(snippet, "cpu", ["total: 10"])   # a made-up recording, written to the store
+    project.record("--target", "cpu")              # the real recorder (fake the machine first)
+    html = project.render("/// recorded | counting/01_sum.py\\n///\\n")
+
+A test that records fakes the machine with conftest.py's ``fake_machine`` fixture, so no run
+imports torch or probes a GPU. A project without targets of its own gets builtin.toml's.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+from pathlib import Path
+
+import markdown
+import yaml
+
+from recorded import cli
+from recorded.snippets import Snippet, load
+from recorded.store import Recording, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: A snippet whose output the Markdown tests claim lines of.
+SNIPPET = '''\
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["numpy"]
+# ///
+"""Prints a greeting and an answer."""
+
+print("hello")
+print("answer: 42")
+print("done")
+'''
+
+#: The machine a made-up recording was made on.
+MACHINE = {
+    "cpu": {"model": "Test CPU 9000", "cores": 4, "features": ["avx2"]},
+    "gpu": None,
+    "python": "3.12.1",
+    "torch": "2.13.0+cpu",
+    "numpy": "2.4.6",
+}
+
+
+def with_metadata(code: str, *toml: str) -> str:
+    """The snippet's code under a PEP 723 block holding these TOML lines."""
+    return "".join(f"# {line}\n" for line in ("/// script", *toml, "///")) + code
+
+
+def metadata_lines(requires: Iterable[str] = (), timeout: float | None = None,
+                   timing: bool | None = None) -> list[str]:
+    """The ``[tool.record-runs]`` lines of a snippet's header for these keys (none for none)."""
+    keys = ([f"requires = {list(requires)!r}".replace("'", '"')] if requires else []) + \
+        ([f"timeout = {timeout}"] if timeout is not None else []) + \
+        ([f"timing = {str(timing).lower()}"] if timing is not None else [])
+    return ["[tool.record-runs]", *keys] if keys else []
+
+
+def write(root: Path, name: str, text: str) -> Path:
+    """Write a file under root (its folders made), dedented and without a leading newline."""
+    path = Path(root) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def add_snippet(root: Path, name: str, code: str = 'print("hello")\n', **keys) -> Path:
+    """Write snippets/<name>; keys (requires, timeout, timing) become its metadata header."""
+    lines = metadata_lines(**keys)
+    code = textwrap.dedent(code).lstrip("\n")
+    return write(root, f"snippets/{name}", with_metadata(code, *lines) if lines else code)
+
+
+def site_extensions() -> tuple[list[str], dict[str, dict]]:
+    """The markdown_extensions of the real mkdocs.yml, as Python-Markdown takes them."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # `!ENV [NAME, default]`: the tests set the extension's options themselves.
+    Loader.add_constructor("!ENV", lambda loader, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    names, configs = [], {}
+    for item in config["markdown_extensions"]:
+        if isinstance(item, str):
+            names.append(item)
+        else:
+            ((name, options),) = item.items()
+            names.append(name)
+            configs[name] = dict(options or {})
+    assert "recorded.markdown_ext" in names
+    return names, configs
+
+
+class Project:
+    """A throwaway project under root: pyproject.toml, snippets/, docs/, recordings/."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        (self.root / "snippets").mkdir(parents=True, exist_ok=True)
+        self._config: list[str] = []
+
+    @property
+    def store(self) -> Store:
+        """The project's recordings, read with its configuration as it is now."""
+        return Store(self.root)
+
+    # -- files ---------------------------------------------------------------------------
+
+    def file(self, name: str, text: str) -> Path:
+        """Any file of the project (mkdocs.yml, conftest.py, ...), by its path under root."""
+        return write(self.root, name, text)
+
+    def files(self, files: dict[str, str]) -> Project:
+        for name, text in files.items():
+            self.file(name, text)
+        return self
+
+    def config(self, toml: str) -> Path:
+        """pyproject.toml, replaced whole; ``targets`` and ``lesson`` add to it."""
+        self._config = [textwrap.dedent(toml).strip("\n")]
+        return self.file("pyproject.toml", self._config[0] + "\n")
+
+    def targets(self, toml: str) -> Path:
+        """Add target tables (``[tool.record-runs.targets.<name>]``, and ``auto``) to pyproject.toml."""
+        self._config.append(textwrap.dedent(toml).strip("\n"))
+        return self.file("pyproject.toml", "\n\n".join(self._config) + "\n")
+
+    def lesson(self, name: str, title: str, pages: Iterable[str] = (), notebook: str | None = None) -> Path:
+        """Declare a lesson (its folder under snippets/) in pyproject.toml."""
+        table = [f"[tool.record-runs.lessons.{name}]", f"title = {title!r}".replace("'", '"'),
+                 f"pages = {list(pages)!r}".replace("'", '"')]
+        if notebook:
+            table.append(f'notebook = "{notebook}"')
+        return self.targets("\n".join(table))
+
+    def snippet(self, name: str = "lesson/x.py", code: str = SNIPPET, **keys) -> Snippet:
+        """Write snippets/<name> (keys: requires, timeout, timing) and load it as the engine does."""
+        add_snippet(self.root, name, code, **keys)
+        return load(self.root / "snippets", name)
+
+    def page(self, name: str, text: str) -> Path:
+        """A page under docs/."""
+        return self.file(f"docs/{name}", text)
+
+    # -- recordings ----------------------------------------------------------------------
+
+    def recording(self, snippet: Snippet, target: str, stdout: Iterable[str] = (), *, status: str = "ok",
+                  exit_code: int | None = 0, stderr: Iterable[str] = (), stale: bool = False,
+                  machine: dict = MACHINE, duration_s: float = 2.5, busy: dict | None = None) -> Recording:
+        """A made-up recording of the snippet as it is now (or, stale, of other bytes), stored."""
+        rec = Recording(
+            snippet=snippet.name, target=target, sha256="0" * 64 if stale else snippet.sha256(),
+            status=status, exit_code=exit_code, stdout=list(stdout), stderr=list(stderr),
+            duration_s=duration_s, recorded_at="2026-01-02T03:04:05Z", machine=dict(machine), busy=busy,
+        )
+        self.store.write(rec)
+        return rec
+
+    def record(self, *argv: str) -> int:
+        """The real recorder's command line (``python -m recorded ARGV``) over this project."""
+        return cli.main([str(a) for a in argv], root=self.root)
+
+    # -- what readers see ----------------------------------------------------------------
+
+    def render(self, page: str, strict: bool = False) -> str:
+        """A page converted with the site's own extension list, over this project."""
+        names, configs = site_extensions()
+        configs["recorded.markdown_ext"] = {"root": str(self.root), "strict": strict}
+        return markdown.Markdown(extensions=names, extension_configs=configs).convert(page)
