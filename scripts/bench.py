@@ -159,7 +159,7 @@ def record_one_edit(root: Path, repeat: int, work: Path) -> Figure:
     for i in range(repeat):
         snippet.write_text(snippet.read_text() + f"# edit {i}\n")
         elapsed, done = _timed([sys.executable, "scripts/record_runs.py", "--target", target], site)
-        ran = re.findall(r"^\[\d+/(\d+)\] (\S+)", done.stderr, re.M)
+        ran = re.findall(r"^\[\d+/(\d+)\] (\S+)", done.stderr, re.MULTILINE)
         if ran != [("1", name)]:
             raise RuntimeError(f"expected only {name} to run, got {ran}")
         own = Store(site).read(name, target).duration_s
@@ -205,14 +205,21 @@ PEER_FENCE = """  - pymdownx.superfences:
 """
 
 
+def peer_page(text: str, snippets: Path) -> str:
+    """A page whose blocks, as the site reads them (blocks.read), run their snippet at build time."""
+    lines = text.split("\n")
+    for found in reversed(blocks.read(lines).blocks):  # last first, so earlier line numbers hold
+        if found.problem is None:
+            run = f"{sys.executable} {snippets / found.argument} 2>&1 || true"
+            lines[found.line - 1:found.end] = ['```sh exec="1"', run, "```"]
+    return "\n".join(lines)
+
+
 def peer_site(root: Path, dst: Path) -> Path:
     """The same pages built by a peer that runs the code at build time (markdown-exec)."""
     site = copy_site(root, dst)
-    header = re.compile(r"^/// recorded \| (\S+)\n.*?^///[ \t]*$", re.M | re.S)
     for page in (site / "docs").glob("*.md"):
-        text = header.sub(lambda m: f'```sh exec="1"\n{sys.executable} {site / "snippets" / m[1]} 2>&1 || true\n```',
-                          page.read_text())
-        page.write_text(text)
+        page.write_text(peer_page(page.read_text(), site / "snippets"))
     config = site / "mkdocs.yml"
     config.write_text(config.read_text().replace("  - pymdownx.superfences\n", PEER_FENCE))
     return site

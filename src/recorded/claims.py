@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 
 ELLIPSIS = "..."
+#: Said with every claim that is not printed, by the site build and by the tests alike.
+RULE = "a claim matches a whole printed line, and `...` in it stands for any text within that line"
 
 
 def line_matches(claim: str, line: str) -> bool:
@@ -48,6 +50,12 @@ def match(claims: list[str], lines: list[str]) -> list[int | None]:
     return found
 
 
+def nearest(claim: str, lines: list[str]) -> str | None:
+    """The printed line most like ``claim`` (None when nothing was printed)."""
+    near = difflib.get_close_matches(claim, lines, n=1, cutoff=0.0)
+    return near[0] if near else None
+
+
 def explain(claims: list[str], lines: list[str], found: list[int | None], locate=lambda claim: "") -> str:
     """A readable report of the claims that did not match, with a diff to the nearest line.
 
@@ -57,13 +65,14 @@ def explain(claims: list[str], lines: list[str], found: list[int | None], locate
     for claim, index in zip(claims, found):
         if index is not None:
             continue
-        near = difflib.get_close_matches(claim, lines, n=1, cutoff=0.0)
+        near = nearest(claim, lines)
         at = locate(claim)
         parts.append(f"claim{f' at {at}' if at else ''} not found in order: {claim!r}")
-        if near:
-            diff = difflib.ndiff([claim], [near[0]])
+        if near is not None:
+            diff = difflib.ndiff([claim], [near])
             parts.append("  nearest printed line (- claimed, + printed):")
             parts.extend(f"    {d}" for d in diff)
+    parts.append(f"({RULE}.)")
     parts.append("printed:")
     parts.extend(f"  | {line}" for line in lines or ["(nothing)"])
     return "\n".join(parts)

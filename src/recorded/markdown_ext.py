@@ -38,7 +38,7 @@ class _Page:
 
     def __init__(self, md: Markdown):
         self.md = md
-        self.headers: list[tuple[int, str]] = []
+        self.blocks: tuple[blocks.Found, ...] = ()  # as blocks.read finds them, nested ones too
         self.read: set[int] = set()
 
     @property
@@ -51,17 +51,17 @@ class _Page:
     def claim(self, argument: str) -> int | None:
         """The header of the block being read: the first unread one naming the same snippet.
 
-        Matched by snippet, not by count, because pymdownx.blocks silently drops a block it
-        cannot parse, and counting would then pin every later block to the wrong line.
+        Matched by snippet, not by position, because pymdownx.blocks silently drops a block it
+        cannot parse, and matching by position would then pin every later block to the wrong line.
         """
-        for index, (_, named) in enumerate(self.headers):
-            if index not in self.read and named == argument:
+        for index, found in enumerate(self.blocks):
+            if index not in self.read and found.argument == argument:
                 self.read.add(index)
                 return index
         return None
 
     def where(self, index: int | None) -> str:
-        line = self.headers[index][0] if index is not None else "?"
+        line = self.blocks[index].line if index is not None else "?"
         return f"{self.name}:{line}"
 
 
@@ -71,7 +71,7 @@ class _FindHeaders(Preprocessor):
         self.page = page
 
     def run(self, lines: list[str]) -> list[str]:
-        self.page.headers, self.page.read = blocks.headers(lines), set()
+        self.page.blocks, self.page.read = blocks.read(lines).blocks, set()
         return lines
 
 
@@ -83,11 +83,14 @@ class _CheckAllRead(Treeprocessor):
         self.page = page
 
     def run(self, root: etree.Element) -> None:
-        for index, (line, argument) in enumerate(self.page.headers):
+        for index, found in enumerate(self.page.blocks):
             if index in self.page.read:
                 continue
+            if found.problem:  # nested or never closed: say that, the reason every reader shares
+                log.warning(f"{self.page.name}:{found.line}: `/// recorded | {found.argument}`: {found.problem}")
+                continue
             log.warning(
-                f"{self.page.name}:{line}: `/// recorded | {argument}` was not read as a block. "
+                f"{self.page.name}:{found.line}: `/// recorded | {found.argument}` was not read as a block. "
                 "Write its claims unindented between the header and the closing `///` line, "
                 "with nothing after the snippet path on the header."
             )
@@ -106,13 +109,11 @@ class RecordedBlock(Block):
     def on_end(self, block: etree.Element) -> None:
         page: _Page = self.config["page"]
         index = page.claim((self.argument or "").strip())
-        if index is None:
-            # Indented, or nested in an admonition, a list or a tab: the Sybil parser, which
-            # reads headers at the left margin only, would never test its claims.
-            log.warning(
-                f"{page.where(index)}: `/// recorded | {self.argument or ''}` is indented or nested "
-                "inside another block, where the tests cannot see its claims; start it at the left margin."
-            )
+        problem = blocks.NESTED if index is None else page.blocks[index].problem
+        if problem:
+            # The tests and the notebook read closed blocks at the left margin only (blocks.read):
+            # shown here, its claims would go untested, so the build says so.
+            log.warning(f"{page.where(index)}: `/// recorded | {self.argument or ''}`: {problem}")
         body, block.text = str(block.text or ""), None
         for child in list(block):
             block.remove(child)
@@ -123,7 +124,10 @@ class RecordedBlock(Block):
             block.set("id", blocks.anchor(snippet.name))  # so other pages can link to the evidence
             markup = self.render(spec, snippet, page.where(index))
         except (blocks.BlockError, SnippetError) as exc:
-            message = f"{page.where(index)}: recorded block: {exc}"
+            problem = str(exc)
+            if isinstance(exc, SnippetError):
+                problem = blocks.snippet_problem(exc, self.config["store"].snippets_dir, self.argument or "")
+            message = f"{page.where(index)}: recorded block: {problem}"
             log.warning(message)
             markup = _admonition("failure", "This block could not be shown", html.escape(message))
         block.text = self.md.htmlStash.store(markup)
@@ -198,7 +202,6 @@ class RecordedBlock(Block):
     def once(self, spec, snippet, states, fresh, where) -> str:
         """One output for the targets that printed it alike, naming each machine, and a
         plain list of the targets that have no fresh recording."""
-        known = self.config["store"].targets
         lines: set[int] = set()
         machines_, others = [], []
         for target, state, rec, reason in states:
@@ -240,7 +243,10 @@ class RecordedBlock(Block):
             found += matched
             missing += [c for c, i in zip(group, matched) if i is None]
         if missing:
-            log.warning(f"{where}: the {target.label} recording of {snippet.name} does not print {missing!r}.")
+            near = [f"{n!r} (for {c!r})" for c in missing if (n := claims.nearest(c, rec.stdout)) is not None]
+            said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
+            log.warning(f"{where}: the {target.label} recording of {snippet.name} does not print {missing!r} "
+                        f"({claims.RULE}).{said}")
         return sorted({i + 1 for i in found if i is not None})
 
     def output(self, rec, hl: list[int]) -> str:
@@ -327,7 +333,8 @@ class RecordedExtension(BlocksExtension):
     def __init__(self, **kwargs):
         self.config = {
             "root": [".", "Project folder holding snippets/ and recordings/ (default: the current one)"],
-            "strict": [False, "Also warn about CUDA recordings that are missing, stale or failed"],
+            "strict": [False, ("Also warn about recordings of targets that pyproject.toml does not "
+                               "mark required that are missing, stale or failed (the release rule)")],
         }
         super().__init__(**kwargs)
 
@@ -348,5 +355,5 @@ class RecordedExtension(BlocksExtension):
         block_mgr.register(site_tables.MachineTableBlock, {"store": store, "page": page})
 
 
-def makeExtension(**kwargs):  # noqa: N802 (the name Python-Markdown looks for)
+def makeExtension(**kwargs):
     return RecordedExtension(**kwargs)

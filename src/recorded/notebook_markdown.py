@@ -19,13 +19,11 @@ import yaml
 from . import blocks
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^(?P<indent>[ \t]{0,3})(?P<fence>`{3,}|~{3,})")
-_BLOCK_END = re.compile(r"^/{3,}[ \t]*$")
 _ADMONITION = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<type>[\w-]+)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
 _FIGURE_START = re.compile(r"^[ \t]*<figure\b[^>]*>[ \t]*$")
 _FIGURE_END = re.compile(r"^[ \t]*</figure>[ \t]*$")
 _IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)")
-_CAPTION = re.compile(r"<figcaption>(?P<caption>.*?)</figcaption>", re.S)
+_CAPTION = re.compile(r"<figcaption>(?P<caption>.*?)</figcaption>", re.DOTALL)
 _LINK = re.compile(r"(?<!!)\[(?P<text>[^\]]+)\]\((?P<target>[^)\s]+)\)")
 _TASK = re.compile(r"^(?P<lead>[ \t]*[-*+][ \t]+)\[[ xX]\][ \t]+")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
@@ -107,10 +105,11 @@ def page_parts(page: str, text: str, skip: frozenset[str] = frozenset()) -> list
     """A page cut into Markdown runs (a new one at each heading) and snippet blocks;
     the sections under a heading in ``skip`` are left out."""
     lines = text.splitlines()
-    headers = dict(blocks.headers(lines))
+    read = blocks.read(lines)  # the blocks and fences as the site and the tests read them
+    found = {b.line: b for b in read.blocks}
+    fenced = read.fenced()
     parts: list[Part] = []
     run: list[str] = []
-    fence: str | None = None
     skipping: int | None = None  # the level of the heading whose section is left out
 
     def flush() -> None:
@@ -122,15 +121,7 @@ def page_parts(page: str, text: str, skip: frozenset[str] = frozenset()) -> list
     while number < len(lines):
         line = lines[number]
         number += 1
-        if fence is not None:
-            m = _FENCE.match(line)
-            if m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence) \
-                    and not line[m.end():].strip():
-                fence = None
-            run.append(line)
-            continue
-        if m := _FENCE.match(line):
-            fence = m.group("fence")
+        if number in fenced:
             run.append(line)
             continue
         if h := HEADING.match(line):
@@ -142,16 +133,13 @@ def page_parts(page: str, text: str, skip: frozenset[str] = frozenset()) -> list
                 skipping = level
             run.append(line)
             continue
-        if number in headers:
+        if block := found.get(number):
+            if block.problem:
+                raise NotebookError(f"{page}:{number}: `/// recorded | {block.argument}`: {block.problem}")
             flush()
-            end = number
-            while end < len(lines) and not _BLOCK_END.match(lines[end]):
-                end += 1
-            if end == len(lines):
-                raise NotebookError(f"{page}:{number}: the `/// recorded` block has no closing `///` line.")
             if skipping is None:
-                parts.append(Part("snippet", headers[number], page, number))
-            number = end + 1
+                parts.append(Part("snippet", block.argument, page, number))
+            number = block.end or len(lines)  # a block with no end has a problem, raised above
             continue
         run.append(line)
     flush()
@@ -201,19 +189,12 @@ def convert_markdown(page: str, text: str, links: Links) -> str:
     """Material's Markdown made plain, for Jupyter: admonitions, figures, task lists, links."""
     lines = text.split("\n")
     out: list[tuple[str, bool]] = []  # each line, and whether it is prose whose links to rewrite
-    fence: str | None = None
+    fenced = blocks.read(lines).fenced()
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
-        if fence is not None:
-            m = _FENCE.match(line.lstrip())
-            if m and m.group("fence")[0] == fence[0] and len(m.group("fence")) >= len(fence):
-                fence = None
-            out.append((line, False))
-            continue
-        if m := _FENCE.match(line.lstrip()):
-            fence = m.group("fence")
+        if i in fenced:
             out.append((line, False))
             continue
         if a := _ADMONITION.match(line):

@@ -2,31 +2,32 @@
 
 For each block it checks, in one example:
 
-- every recording of the snippet is readable, and fresh where it must be (CPU always;
-  CUDA too when RECORDINGS_STRICT=1, the release rule);
+- every recording of the snippet is readable, and fresh where it must be (on the targets
+  pyproject.toml marks required always, on every target when RECORDINGS_STRICT=1, the
+  release rule);
 - ``expect`` lines in every fresh recording, and ``expect_on.<target>`` lines in that
   target's recording;
 - ``expect`` lines in a live run on this machine. Each snippet runs live at most once
   per test session, however many blocks cite it. A snippet that needs hardware this
   machine lacks is skipped, with the reason, after its recordings have been checked.
+
+Which blocks a page has comes from blocks.read, as for the site and the notebook; one the
+tests cannot read (indented, nested, never closed) fails, naming its line.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import unittest
 from pathlib import Path
 
 from sybil import Document, Example, Region
 
 from . import blocks, choose, claims, runner
-from .snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
 from . import targets as targets_
-from .targets import Target, Targets
+from .snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
 from .store import State, Store, record_command, this_python
-
-_END = re.compile(r"^/{3,}[ \t]*$", re.M)
+from .targets import Target, Targets
 
 
 def strict() -> bool:
@@ -77,26 +78,24 @@ class RecordedParser:
         self.live.targets = self.store.targets
 
     def __call__(self, document: Document):
-        # Only headers outside fenced code are blocks, exactly as the Markdown extension reads
-        # them. Each is closed here rather than by a lexer over the whole text, so a header
-        # shown in a fenced example with no closing line cannot break the page's collection.
+        # The blocks as the site and the notebook read them (blocks.read). One the tests cannot
+        # read is an example too, so that it fails rather than goes unchecked.
         text = document.text
-        lines = text.split("\n")
         starts = [0]
-        for line in lines:
+        for line in text.split("\n"):
             starts.append(starts[-1] + len(line) + 1)
-        for number, argument in blocks.headers(lines):
-            start, body = starts[number - 1], starts[number]
-            end = _END.search(text, body)
-            if end is None:
-                parsed = blocks.BlockError("it has no closing `///` line; end the block with one.")
-                yield Region(start, body - 1, parsed, self.evaluate)
-                continue
-            try:
-                parsed = blocks.parse(argument, text[body:end.start()], self.store.targets.names)
-            except blocks.BlockError as exc:
-                parsed = exc
-            yield Region(start, end.start(), parsed, self.evaluate)
+        for found in blocks.read(text).blocks:
+            start, body = starts[found.line - 1] + len(found.prefix), starts[found.line]
+            end = starts[found.end - 1] if found.end is not None else body - 1
+            parsed: blocks.Block | blocks.BlockError
+            if found.problem:
+                parsed = blocks.BlockError(found.problem)
+            else:
+                try:
+                    parsed = blocks.parse(found.argument, found.body, self.store.targets.names)
+                except blocks.BlockError as exc:
+                    parsed = exc
+            yield Region(start, end, parsed, self.evaluate)
 
     def evaluate(self, example: Example) -> str | None:
         spec = example.parsed
@@ -105,10 +104,10 @@ class RecordedParser:
         try:
             snippet = load(self.store.snippets_dir, spec.snippet, self.store.targets)
         except SnippetError as exc:
-            return f"recorded block: {exc}"
+            return f"recorded block: {blocks.snippet_problem(exc, self.store.snippets_dir, spec.snippet)}"
         page = _shown(Path(example.path))
         # The body starts on the line after the header.
-        locate = lambda claim: (  # noqa: E731
+        locate = lambda claim: (
             f"{page}:{example.line + 1 + spec.claim_lines[claim]}" if claim in spec.claim_lines else page
         )
         problems = self.check_recordings(spec, snippet, locate)
