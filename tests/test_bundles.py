@@ -19,7 +19,7 @@ import pytest
 
 from fakes import FAKE_GPU, FAKE_MACHINE
 from projects import add_snippet
-from recorded import bundles, cli, compare, runner
+from recorded import bundles, cli, compare, runner, targets
 from recorded.record import plan, shard
 from recorded.snippets import discover, load
 from recorded.store import Recording, State, Store
@@ -792,7 +792,7 @@ def test_shard_list_and_check_on_the_real_repository_never_import_torch():
     assert done.returncode == 0, done.stderr
     codes, seconds = done.stdout.splitlines()[-1].rsplit(" ", 1)
     assert codes in ("[0, 0]", "[0, 1]") and float(seconds) < 1.0
-    assert "shard 1/2 on cpu-amx takes" in done.stderr
+    assert any(f"shard 1/2 on {name} takes" in done.stderr for name in targets.load(REPO).names), done.stderr
 
 
 def test_an_interrupted_run_still_writes_the_bundle_of_what_it_finished(tmp_path, monkeypatch, capsys):

@@ -65,18 +65,68 @@ def test_the_recorder_needs_only_the_standard_library():
     assert done.stdout.strip() == "['recorded']", done.stdout
 
 
+def lesson_names(declared: dict[str, lessons.Lesson], snippets: Path) -> dict[str, str]:
+    """Each name a lesson owns (folder, title, pages, notebook, figures module, snippet
+    stems), with what it is, for the message."""
+    names = {}
+    for lesson in declared.values():
+        names[lesson.name] = f"lesson {lesson.name}'s folder under snippets/"
+        names[lesson.title] = f"lesson {lesson.name}'s title"
+        names |= {p: f"a page of lesson {lesson.name}" for p in lesson.pages if p != "index.md"}
+        names |= {PurePosixPath(x).name: f"a file of lesson {lesson.name}"
+                  for x in (lesson.notebook, lesson.figures) if x}
+    names |= {s.stem: f"snippets/{s.relative_to(snippets).as_posix()}" for s in snippets.rglob("*.py")}
+    return names
+
+
+def named(source: str, names: dict[str, str]) -> list[tuple[int, str]]:
+    """(line, name) where the module's source names one of names.
+
+    A name with a digit, `_`, `-`, `.` or a space (``making_it_fast``, ``02_limits``,
+    ``Lesson 8: Counting``) is looked for everywhere, comments included. A plain word
+    (``counting``) is ordinary English in a comment or a message, so it counts only as a
+    string in code that is that name or a path through it (``"counting"``, ``"counting/01.py"``).
+    """
+    found = []
+    lines = source.splitlines()
+    plain = {n for n in names if re.fullmatch(r"[A-Za-z]+", n)}
+    for name in set(names) - plain:
+        pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+        found += [(i, name) for i, line in enumerate(lines, 1) if pattern.search(line)]
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found += [(node.lineno, name) for name in plain
+                      if re.search(rf"(?:^|/){re.escape(name)}(?:/|$)", node.value)]
+    return sorted(set(found))
+
+
 def test_the_engine_names_no_lesson():
     declared = lessons.load(ROOT)
     assert declared, "pyproject.toml declares no lesson"
-    names = set()
-    for lesson in declared.values():
-        names |= {lesson.name, lesson.title, *(p for p in lesson.pages if p != "index.md")}
-        names |= {PurePosixPath(x).name for x in (lesson.notebook, lesson.figures) if x}
-    for snippet in (ROOT / "snippets").rglob("*.py"):
-        names.add(snippet.stem)
-    found = {f"{name}: {module}" for module, path in MODULES.items() for name in names
-             if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", path.read_text(encoding="utf-8"))}
-    assert not found, f"the engine names the lesson's own files or folders: {sorted(found)}"
+    names = lesson_names(declared, ROOT / "snippets")
+    found = [f"src/recorded/{path.name}:{line} names {name!r} ({names[name]})"
+             for path in MODULES.values() for line, name in named(path.read_text(encoding="utf-8"), names)]
+    assert not found, (
+        "the engine must know no lesson, but:\n  " + "\n  ".join(found) + "\nReword those lines so they "
+        "name no lesson (use another word, or a made-up example such as my_lesson/01_intro.py), or, where "
+        "the engine needs a lesson's name, read it from pyproject.toml through recorded.lessons.")
+
+
+def test_the_lesson_name_check_finds_paths_and_distinct_names_but_not_english_words():
+    names = {"counting": "a folder", "making_it_fast": "a folder", "Lesson 8: Counting": "a title"}
+    source = ('"""Counting is fine here, and so is counting."""\n'
+              "# counting the lines, then making_it_fast\n"
+              'WORDS = "counting lines"\n'
+              'PATH = "counting/01_sum.py"\n'
+              'FOLDER = "counting"\n'
+              'TITLE = "Lesson 8: Counting"\n')
+
+    assert named(source, names) == [(2, "making_it_fast"), (4, "counting"), (5, "counting"),
+                                    (6, "Lesson 8: Counting")]
 
 
 def test_site_tooling_lives_outside_the_engine():

@@ -104,23 +104,30 @@ def test_every_folder_under_recordings_is_a_declared_target():
                           f"record_runs.py --adopt {strays[0]} TARGET, and git rm the rest")
 
 
-def test_the_repository_declares_the_five_kinds_and_the_emulated_one_limits_three_libraries():
+def test_the_repository_declares_kinds_of_machine_one_machine_each():
+    """Whatever targets pyproject.toml declares: each native one is a kind of machine its
+    recordings can prove (CPU flags or a device), no two native kinds are the same
+    requirement, and an emulated one shares its native host's machine and limits every
+    library the lesson's timings go through (one limited library alone proves nothing)."""
     known = targets.load(ROOT)
+    native = [t for t in known if not t.emulated]
 
-    assert known.names == ("cpu-amx", "cpu-amx-as-avx2", "cpu-avx512bf16", "cpu-avx2", "cuda")
-    assert known.get("cpu-amx").requires == targets.Requirement(("amx_bf16",))
-    assert known.get("cpu-avx512bf16").requires == targets.Requirement(("avx512_bf16",), ("amx_bf16",))
-    assert known.get("cpu-avx2").requires == targets.Requirement(("avx2",), ("avx512f",))
-    assert known.get("cuda").requires.device
-    emulated = known.get("cpu-amx-as-avx2")
-    assert emulated.host == "cpu-amx" and emulated.requires == known.get("cpu-amx").requires
-    assert not known.get("cpu-avx512bf16").emulated and not known.get("cpu-avx2").emulated
-    env = dict(emulated.env)
-    assert (env["ONEDNN_MAX_CPU_ISA"], env["ATEN_CPU_CAPABILITY"], env["MKL_ENABLE_INSTRUCTIONS"]) == (
-        "AVX2", "avx2", "AVX2")
-    assert emulated.check.prints == "ATen AVX2, oneDNN bf16 False, MKL AVX2"
-    assert known.sharing("cpu-amx") == ("cpu-amx", "cpu-amx-as-avx2")
-    assert set(known.flags) == {"amx_bf16", "avx2", "avx512_bf16", "avx512f"}
+    for t in native:
+        assert t.requires.flags or t.requires.absent or t.requires.device, (
+            f"{t.name}: requires no CPU flag and no device, so a recording cannot prove it is that kind")
+    same = [(a.name, b.name) for i, a in enumerate(native) for b in native[i + 1:] if a.requires == b.requires]
+    assert same == [], f"targets that are the same kind of machine: {same}"
+    for t in known:
+        if not t.emulated:
+            continue
+        host = known.get(t.host)
+        assert not host.emulated and t.requires == host.requires, t.name
+        assert known.sharing(host.name)[0] == host.name and t.name in known.sharing(host.name)
+        limits = {k: v for k, v in t.env if dict(host.env).get(k) != v}
+        isa = {"ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS"}
+        if limits.keys() & isa:
+            assert isa <= limits.keys(), f"{t.name} limits {sorted(limits.keys() & isa)} but not all of {isa}"
+        assert t.check is not None, f"{t.name}: an emulated target needs a check that proves its limits"
 
 
 # -- the configuration: bad input is refused, naming file, target and values ---------------

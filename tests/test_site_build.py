@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
@@ -243,8 +243,9 @@ def first_block() -> tuple[str, int, str]:
 
 
 def name_a_missing_snippet(root: Path, page: str, line: int, snippet: str) -> list[str]:
-    replace_line(root / "docs" / page, line, "/// recorded | making_it_fast/99_no_such_snippet.py")
-    return [f"{page}:{line}:", "making_it_fast/99_no_such_snippet.py", "no such snippet"]
+    missing = f"{PurePosixPath(snippet).parent}/99_no_such_snippet.py"  # in the same lesson's folder
+    replace_line(root / "docs" / page, line, f"/// recorded | {missing}")
+    return [f"{page}:{line}:", missing, "no such snippet"]
 
 
 def corrupt_a_recording(root: Path, page: str, line: int, snippet: str) -> list[str]:
