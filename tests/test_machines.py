@@ -115,7 +115,8 @@ def test_the_repository_declares_kinds_of_machine_one_machine_each():
     for t in native:
         assert t.requires.flags or t.requires.absent or t.requires.device, (
             f"{t.name}: requires no CPU flag and no device, so a recording cannot prove it is that kind")
-    same = [(a.name, b.name) for i, a in enumerate(native) for b in native[i + 1:] if a.requires == b.requires]
+    same = [(a.name, b.name) for i, a in enumerate(native) for b in native[i + 1:]
+            if a.requires == b.requires]
     assert same == [], f"targets that are the same kind of machine: {same}"
     for t in known:
         if not t.emulated:
