@@ -56,12 +56,15 @@ def with_metadata(code: str, *toml: str) -> str:
     return "".join(f"# {line}\n" for line in ("/// script", *toml, "///")) + code
 
 
-def metadata_lines(requires: Iterable[str] = (), timeout: float | None = None,
-                   timing: bool | None = None) -> list[str]:
+def metadata_lines(
+    requires: Iterable[str] = (), timeout: float | None = None, timing: bool | None = None
+) -> list[str]:
     """The ``[tool.record-runs]`` lines of a snippet's header for these keys (none for none)."""
-    keys = ([f"requires = {list(requires)!r}".replace("'", '"')] if requires else []) + \
-        ([f"timeout = {timeout}"] if timeout is not None else []) + \
-        ([f"timing = {str(timing).lower()}"] if timing is not None else [])
+    keys = (
+        ([f"requires = {list(requires)!r}".replace("'", '"')] if requires else [])
+        + ([f"timeout = {timeout}"] if timeout is not None else [])
+        + ([f"timing = {str(timing).lower()}"] if timing is not None else [])
+    )
     return ["[tool.record-runs]", *keys] if keys else []
 
 
@@ -137,8 +140,11 @@ class Project:
 
     def lesson(self, name: str, title: str, pages: Iterable[str] = (), notebook: str | None = None) -> Path:
         """Declare a lesson (its folder under snippets/) in pyproject.toml."""
-        table = [f"[tool.record-runs.lessons.{name}]", f"title = {title!r}".replace("'", '"'),
-                 f"pages = {list(pages)!r}".replace("'", '"')]
+        table = [
+            f"[tool.record-runs.lessons.{name}]",
+            f"title = {title!r}".replace("'", '"'),
+            f"pages = {list(pages)!r}".replace("'", '"'),
+        ]
         if notebook:
             table.append(f'notebook = "{notebook}"')
         return self.targets("\n".join(table))
@@ -154,14 +160,33 @@ class Project:
 
     # -- recordings ----------------------------------------------------------------------
 
-    def recording(self, snippet: Snippet, target: str, stdout: Iterable[str] = (), *, status: str = "ok",
-                  exit_code: int | None = 0, stderr: Iterable[str] = (), stale: bool = False,
-                  machine: dict = MACHINE, duration_s: float = 2.5, busy: dict | None = None) -> Recording:
+    def recording(
+        self,
+        snippet: Snippet,
+        target: str,
+        stdout: Iterable[str] = (),
+        *,
+        status: str = "ok",
+        exit_code: int | None = 0,
+        stderr: Iterable[str] = (),
+        stale: bool = False,
+        machine: dict = MACHINE,
+        duration_s: float = 2.5,
+        busy: dict | None = None,
+    ) -> Recording:
         """A made-up recording of the snippet as it is now (or, stale, of other bytes), stored."""
         rec = Recording(
-            snippet=snippet.name, target=target, sha256="0" * 64 if stale else snippet.sha256(),
-            status=status, exit_code=exit_code, stdout=list(stdout), stderr=list(stderr),
-            duration_s=duration_s, recorded_at="2026-01-02T03:04:05Z", machine=dict(machine), busy=busy,
+            snippet=snippet.name,
+            target=target,
+            sha256="0" * 64 if stale else snippet.sha256(),
+            status=status,
+            exit_code=exit_code,
+            stdout=list(stdout),
+            stderr=list(stderr),
+            duration_s=duration_s,
+            recorded_at="2026-01-02T03:04:05Z",
+            machine=dict(machine),
+            busy=busy,
         )
         self.store.write(rec)
         return rec
