@@ -3,9 +3,9 @@
 import sys
 
 import pytest
-from fakes import FAKE_GPU, FAKE_MACHINE
 from hypothesis import settings
 
+from fakes import FAKE_GPU, FAKE_MACHINE
 from recorded import provenance, runner, targets
 
 # The property tests check logic, not speed: on a loaded machine (both cores busy with

@@ -65,7 +65,7 @@ def summary(recordings: list[Recording]) -> dict | None:
 
 
 def now_utc() -> str:
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def bundle_json(recordings: list[Recording], created_at: str | None = None) -> str:

@@ -8,8 +8,8 @@ so a run with nothing to do stays fast.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from . import kinds, runner
 from .targets import TargetError, Targets

@@ -15,9 +15,9 @@ import hashlib
 import importlib.util
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import describe
 from .lessons import Lesson
