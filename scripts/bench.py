@@ -71,8 +71,11 @@ class Figure:
     def row(self) -> str:
         if self.skipped:
             return f"| {self.name} | skipped: {self.skipped} | - | {self.budget} | - |"
-        spread = self.spread or (f"{min(self.samples):.2f}–{max(self.samples):.2f} s (n={len(self.samples)})"
-                                 if self.samples else "-")
+        spread = self.spread or (
+            f"{min(self.samples):.2f}–{max(self.samples):.2f} s (n={len(self.samples)})"
+            if self.samples
+            else "-"
+        )
         shown = f"{self.value if self.value is not None else self.median:.3g}{self.unit}"
         verdict = {True: "within", False: "UNDER" if self.at_least else "OVER", None: "-"}[self.ok]
         return f"| {self.name} | {shown} | {spread} | {self.budget} | {verdict} |"
@@ -80,10 +83,12 @@ class Figure:
 
 def _timed(cmd: list[str], cwd: Path, **kw) -> tuple[float, subprocess.CompletedProcess]:
     start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, **kw)
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, **kw, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+        raise RuntimeError(
+            f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n{done.stdout}{done.stderr}"
+        )
     return elapsed, done
 
 
@@ -128,8 +133,10 @@ def record_nothing_stale(root: Path, repeat: int) -> Figure:
         if "nothing to record" not in done.stderr:
             raise RuntimeError(f"recordings are not all fresh; run the recorder first:\n{done.stderr}")
         fig.samples.append(elapsed)
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from recorded.cli import main; "
-             "main(['--target', sys.argv[3]], root=sys.argv[2]); print('torch' in sys.modules)")
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from recorded.cli import main; "
+        "main(['--target', sys.argv[3]], root=sys.argv[2]); print('torch' in sys.modules)"
+    )
     _, done = _timed([sys.executable, "-c", probe, str(root / "src"), str(root), target], root)
     imported = done.stdout.strip().splitlines()[-1] == "True"
     fig.notes.append(f"torch imported: {imported}")
@@ -142,16 +149,22 @@ def quickest_snippet(root: Path) -> str:
     """The snippet whose recording on this machine's target ran the shortest: its own run
     matters least here."""
     store, target = Store(root), this_target(root)
-    recorded = [(rec.duration_s, s.name) for s in discover(store.snippets_dir, store.targets)
-                if s.runs_on(store.targets.get(target)) and (rec := store.read(s.name, target))]
+    recorded = [
+        (rec.duration_s, s.name)
+        for s in discover(store.snippets_dir, store.targets)
+        if s.runs_on(store.targets.get(target)) and (rec := store.read(s.name, target))
+    ]
     if not recorded:
         raise RuntimeError(f"no snippet has a {target} recording; run the recorder first")
     return min(recorded)[1]
 
 
 def record_one_edit(root: Path, repeat: int, work: Path) -> Figure:
-    fig = Figure("`record_runs.py` after editing one snippet: time beyond the snippet's own run",
-                 "≤ 0.5 s; nothing else runs", limit=0.5)
+    fig = Figure(
+        "`record_runs.py` after editing one snippet: time beyond the snippet's own run",
+        "≤ 0.5 s; nothing else runs",
+        limit=0.5,
+    )
     site = copy_site(root, work / "record")
     name, target = quickest_snippet(root), this_target(root)
     snippet = site / "snippets" / name
@@ -167,8 +180,10 @@ def record_one_edit(root: Path, repeat: int, work: Path) -> Figure:
         overheads.append(elapsed - own)
     fig.value = statistics.median(overheads)
     fig.spread = f"{min(overheads):.2f}–{max(overheads):.2f} s (n={repeat})"
-    fig.notes.append(f"overhead beyond the run itself, median: {fig.value:.2f} s "
-                     f"(spread {min(overheads):.2f}–{max(overheads):.2f} s)")
+    fig.notes.append(
+        f"overhead beyond the run itself, median: {fig.value:.2f} s "
+        f"(spread {min(overheads):.2f}–{max(overheads):.2f} s)"
+    )
     return fig
 
 
@@ -184,14 +199,43 @@ def snippet_seconds(root: Path) -> float:
 
 def test_suite(root: Path, repeat: int) -> list[Figure]:
     own = snippet_seconds(root)
-    core = Figure("test suite, without the build, browser and notebook tests",
-                  f"≤ 1.3 × the snippets' own run times ({own:.0f} s) = {1.3 * own:.0f} s", limit=1.3 * own)
+    core = Figure(
+        "test suite, without the build, browser and notebook tests",
+        f"≤ 1.3 × the snippets' own run times ({own:.0f} s) = {1.3 * own:.0f} s",
+        limit=1.3 * own,
+    )
     rest = Figure("build, browser and notebook tests (reported apart)", "-")
     for _ in range(repeat):
-        core.samples.append(_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                    "-m", "not build and not browser and not slow"], root)[0])
-        rest.samples.append(_timed([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                    "-m", "build or browser or slow"], root)[0])
+        core.samples.append(
+            _timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "-m",
+                    "not build and not browser and not slow",
+                ],
+                root,
+            )[0]
+        )
+        rest.samples.append(
+            _timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "-m",
+                    "build or browser or slow",
+                ],
+                root,
+            )[0]
+        )
     core.notes.append(f"sum of the snippets' own CPU run times, from their recordings: {own:.1f} s")
     return [core, rest]
 
@@ -211,7 +255,7 @@ def peer_page(text: str, snippets: Path) -> str:
     for found in reversed(blocks.read(lines).blocks):  # last first, so earlier line numbers hold
         if found.problem is None:
             run = f"{sys.executable} {snippets / found.argument} 2>&1 || true"
-            lines[found.line - 1:found.end] = ['```sh exec="1"', run, "```"]
+            lines[found.line - 1 : found.end] = ['```sh exec="1"', run, "```"]
     return "\n".join(lines)
 
 
@@ -232,20 +276,29 @@ def peer_ratio(root: Path, repeat: int, work: Path, ours: Figure) -> Figure:
     for i in range(repeat):
         page.write_text(page.read_text() + f"\nOne more sentence, edit {i}.\n")
         times.append(_timed([_bin("mkdocs"), "build", "-q"], peer)[0])
-    fig = Figure("ours ÷ a peer that executes the snippets at build time (markdown-exec), prose-only edit",
-                 "≤ 1/20 = 0.05", samples=times, limit=0.05, unit="")
+    fig = Figure(
+        "ours ÷ a peer that executes the snippets at build time (markdown-exec), prose-only edit",
+        "≤ 1/20 = 0.05",
+        samples=times,
+        limit=0.05,
+        unit="",
+    )
     fig.value = ours.median / statistics.median(times)
     fig.spread = f"{min(ours.samples) / max(times):.3f}–{max(ours.samples) / min(times):.3f} (n={repeat})"
-    fig.notes.append(f"peer build, median: {statistics.median(times):.1f} s "
-                     f"(spread {min(times):.1f}–{max(times):.1f} s); ours {ours.median:.2f} s")
+    fig.notes.append(
+        f"peer build, median: {statistics.median(times):.1f} s "
+        f"(spread {min(times):.1f}–{max(times):.1f} s); ours {ours.median:.2f} s"
+    )
     return fig
 
 
 # -- Lighthouse: the reader's side ---------------------------------------------------------
 
 #: The flags the browser tests give Chromium (tests/test_browser.py), headless and quiet.
-CHROME_FLAGS = ("--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
-                "--disable-component-update --disable-sync")
+CHROME_FLAGS = (
+    "--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
+    "--disable-component-update --disable-sync"
+)
 LIGHTHOUSE_FLOOR = 0.90
 #: What the published host (GitHub Pages) sends compressed, and so does the bench's server.
 COMPRESSED = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt", ".ipynb"}
@@ -270,8 +323,12 @@ class _SiteHandler(http.server.SimpleHTTPRequestHandler):
         path = Path(self.translate_path(self.path))
         if path.is_dir() and url_path.endswith("/"):
             path = path / "index.html"
-        if (self.compress and path.is_file() and path.suffix in COMPRESSED
-                and "gzip" in self.headers.get("Accept-Encoding", "")):
+        if (
+            self.compress
+            and path.is_file()
+            and path.suffix in COMPRESSED
+            and "gzip" in self.headers.get("Accept-Encoding", "")
+        ):
             body = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
             self.send_response(200)
             self.send_header("Content-Type", self.guess_type(str(path)))
@@ -287,7 +344,9 @@ class _SiteHandler(http.server.SimpleHTTPRequestHandler):
 def serve_site(site: Path, compress: bool = True):
     """The folder over HTTP on 127.0.0.1 at a free port; yields the base URL."""
     handler = type("_Handler", (_SiteHandler,), {"compress": compress})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(site))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -303,57 +362,107 @@ def site_pages(site: Path) -> list[str]:
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     locs = [loc.text.strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
     home = min(locs, key=len)
-    return [loc[len(home):] for loc in locs]
+    return [loc[len(home) :] for loc in locs]
 
 
 def lighthouse_run(binary: str, chromium: str, url: str, out: Path) -> dict:
     """One default (mobile) Lighthouse run of the performance category: its score and metrics."""
-    _timed([binary, url, "--quiet", "--output=json", f"--output-path={out}", "--only-categories=performance",
-            f"--chrome-flags={CHROME_FLAGS}"], out.parent, timeout=300,
-           env={**os.environ, "CHROME_PATH": chromium})
+    _timed(
+        [
+            binary,
+            url,
+            "--quiet",
+            "--output=json",
+            f"--output-path={out}",
+            "--only-categories=performance",
+            f"--chrome-flags={CHROME_FLAGS}",
+        ],
+        out.parent,
+        timeout=300,
+        env={**os.environ, "CHROME_PATH": chromium},
+    )
     report = json.loads(out.read_text(encoding="utf-8"))
     audits = report["audits"]
     return {
         "score": report["categories"]["performance"]["score"],
         "version": report.get("lighthouseVersion", "?"),
-        **{key: audits[key]["numericValue"] for key in
-           ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time", "speed-index",
-            "cumulative-layout-shift")},
+        **{
+            key: audits[key]["numericValue"]
+            for key in (
+                "first-contentful-paint",
+                "largest-contentful-paint",
+                "total-blocking-time",
+                "speed-index",
+                "cumulative-layout-shift",
+            )
+        },
     }
 
 
 def lighthouse_scores(root: Path, runs: int, work: Path, compress: bool = True) -> list[Figure]:
     budget = f"≥ {LIGHTHOUSE_FLOOR:.2f}"
     binary, chromium = lighthouse_binary(root), shutil.which("chromium")
-    why = ("lighthouse is not installed (`npm install --prefix .cache/npm lighthouse`; `make bench` does it)"
-           if binary is None else "Chromium is not installed (apt-get install chromium)" if chromium is None
-           else None)
+    why = (
+        "lighthouse is not installed (`npm install --prefix .cache/npm lighthouse`; `make bench` does it)"
+        if binary is None
+        else "Chromium is not installed (apt-get install chromium)"
+        if chromium is None
+        else None
+    )
     if why:
         return [Figure("Lighthouse performance (mobile), every page", budget, skipped=why)]
     site = work / "lighthouse-site"
-    _timed([_bin("mkdocs"), "build", "--strict", "-q", "-d", str(site)], root,
-           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    _timed(
+        [_bin("mkdocs"), "build", "--strict", "-q", "-d", str(site)],
+        root,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     figures = []
     with serve_site(site, compress=compress) as url:
         for page in site_pages(site):
-            fig = Figure(f"Lighthouse performance (mobile): /{page}", budget, limit=LIGHTHOUSE_FLOOR, unit="",
-                         at_least=True)
-            results = [lighthouse_run(binary, chromium, url + page, work / f"lighthouse-{i}.json")
-                       for i in range(runs)]
+            fig = Figure(
+                f"Lighthouse performance (mobile): /{page}",
+                budget,
+                limit=LIGHTHOUSE_FLOOR,
+                unit="",
+                at_least=True,
+            )
+            results = [
+                lighthouse_run(binary, chromium, url + page, work / f"lighthouse-{i}.json")
+                for i in range(runs)
+            ]
             fig.samples = [r["score"] for r in results]
             fig.spread = f"{min(fig.samples):.2f}–{max(fig.samples):.2f} (n={runs})"
             middle = sorted(results, key=lambda r: r["score"])[len(results) // 2]
             fig.notes.append(
-                "median run: FCP {:.1f} s, LCP {:.1f} s, TBT {:.0f} ms, SI {:.1f} s, CLS {:.3f} (Lighthouse {})"
-                .format(middle["first-contentful-paint"] / 1000, middle["largest-contentful-paint"] / 1000,
-                        middle["total-blocking-time"], middle["speed-index"] / 1000,
-                        middle["cumulative-layout-shift"], middle["version"]))
+                "median run: FCP {:.1f} s, LCP {:.1f} s, TBT {:.0f} ms, SI {:.1f} s, CLS {:.3f} (Lighthouse {})".format(
+                    middle["first-contentful-paint"] / 1000,
+                    middle["largest-contentful-paint"] / 1000,
+                    middle["total-blocking-time"],
+                    middle["speed-index"] / 1000,
+                    middle["cumulative-layout-shift"],
+                    middle["version"],
+                )
+            )
             figures.append(fig)
     lowest = min(figures, key=lambda f: f.median)
-    low = Figure("Lighthouse performance (mobile): the lowest page", budget, limit=LIGHTHOUSE_FLOOR, unit="",
-                 at_least=True, samples=lowest.samples, spread=f"{lowest.name.split(': ', 1)[1]}")
-    low.notes.append("served " + ("gzip-compressed, as GitHub Pages serves the published site"
-                                  if compress else "uncompressed (--lighthouse-plain)"))
+    low = Figure(
+        "Lighthouse performance (mobile): the lowest page",
+        budget,
+        limit=LIGHTHOUSE_FLOOR,
+        unit="",
+        at_least=True,
+        samples=lowest.samples,
+        spread=f"{lowest.name.split(': ', 1)[1]}",
+    )
+    low.notes.append(
+        "served "
+        + (
+            "gzip-compressed, as GitHub Pages serves the published site"
+            if compress
+            else "uncompressed (--lighthouse-plain)"
+        )
+    )
     return figures + [low]
 
 
@@ -362,12 +471,24 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="bench.py", description=__doc__)
     p.add_argument("--repeat", type=int, default=5, help="runs per figure (default 5)")
-    p.add_argument("--skip", nargs="*", default=[], choices=["build", "record", "suite", "peer", "lighthouse"],
-                   help="figures to leave out")
-    p.add_argument("--lighthouse-runs", type=int, default=3,
-                   help="Lighthouse runs per page, the median kept (default 3; about 15 s each)")
-    p.add_argument("--lighthouse-plain", action="store_true",
-                   help="serve the site to Lighthouse uncompressed (the default is gzip, as the host does)")
+    p.add_argument(
+        "--skip",
+        nargs="*",
+        default=[],
+        choices=["build", "record", "suite", "peer", "lighthouse"],
+        help="figures to leave out",
+    )
+    p.add_argument(
+        "--lighthouse-runs",
+        type=int,
+        default=3,
+        help="Lighthouse runs per page, the median kept (default 3; about 15 s each)",
+    )
+    p.add_argument(
+        "--lighthouse-plain",
+        action="store_true",
+        help="serve the site to Lighthouse uncompressed (the default is gzip, as the host does)",
+    )
     p.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = p.parse_args(argv)
     root = root or Path.cwd()
@@ -386,9 +507,11 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         if "lighthouse" not in args.skip:
             figures += lighthouse_scores(root, args.lighthouse_runs, work, compress=not args.lighthouse_plain)
     machine = {"cpu": provenance.cpu(), "python": sys.version.split()[0]}
-    print(f"Measured {time.strftime('%Y-%m-%d')} on {describe.cpu(machine)}, "
-          f"Python {machine['python']}, {args.repeat} runs per figure"
-          f" ({args.lighthouse_runs} per Lighthouse page).\n")
+    print(
+        f"Measured {time.strftime('%Y-%m-%d')} on {describe.cpu(machine)}, "
+        f"Python {machine['python']}, {args.repeat} runs per figure"
+        f" ({args.lighthouse_runs} per Lighthouse page).\n"
+    )
     print("| figure | measured (median) | spread | budget | verdict |\n|---|---|---|---|---|")
     for f in figures:
         print(f.row())
@@ -396,10 +519,24 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         for note in f.notes:
             print(f"- {f.name}: {note}")
     if args.json:
-        args.json.write_text(json.dumps([{
-            "name": f.name, "samples": f.samples, "median": f.median if f.samples else None, "value": f.value,
-            "budget": f.budget, "ok": f.ok, "notes": f.notes, "skipped": f.skipped,
-        } for f in figures], indent=2))
+        args.json.write_text(
+            json.dumps(
+                [
+                    {
+                        "name": f.name,
+                        "samples": f.samples,
+                        "median": f.median if f.samples else None,
+                        "value": f.value,
+                        "budget": f.budget,
+                        "ok": f.ok,
+                        "notes": f.notes,
+                        "skipped": f.skipped,
+                    }
+                    for f in figures
+                ],
+                indent=2,
+            )
+        )
     return 0 if all(f.ok is not False for f in figures) else 1
 
 

@@ -1,5 +1,6 @@
 """Fixtures and settings shared by the tests."""
 
+import logging
 import sys
 
 import pytest
@@ -51,6 +52,7 @@ def fake_machine(monkeypatch) -> FakeChecks:
     """A fake machine description (with a fake GPU where one is visible), and target
     checks that pass for every target but a GPU one: fast, and the same on a GPU runner
     as here. Returns the checks, so a test can give the machine a GPU or fail a target."""
+
     def machine(root, env, python=sys.executable, device=None):
         m = dict(FAKE_MACHINE)
         if device is not None:  # the target's device, as its probe would describe it
@@ -62,3 +64,18 @@ def fake_machine(monkeypatch) -> FakeChecks:
     monkeypatch.setattr(runner, "check", checks)
     monkeypatch.setattr(targets.Target, "detected", lambda self: checks.gpu or not self.needs_device)
     return checks
+
+
+@pytest.fixture
+def warnings(caplog):
+    """The warnings logged on the mkdocs logger, which `mkdocs build --strict` fails on."""
+    caplog.set_level(logging.WARNING, logger="mkdocs")
+
+    def get() -> list[str]:
+        return [
+            r.getMessage()
+            for r in caplog.records
+            if r.name.startswith("mkdocs") and r.levelno >= logging.WARNING
+        ]
+
+    return get

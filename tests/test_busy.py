@@ -28,8 +28,9 @@ def run(store: Store, loads: list[float], refuse: bool, force: bool = False):
     figures = iter(loads)
     out = io.StringIO()
     items = to_run(plan(store, discover(store.snippets_dir), ("cpu",)), force)
-    made, failed = record(store, items, out=out, refuse_busy=refuse,
-                          other_load=lambda: (next(figures), "fake"))
+    made, failed = record(
+        store, items, out=out, refuse_busy=refuse, other_load=lambda: (next(figures), "fake")
+    )
     return made, failed, out.getvalue()
 
 
@@ -55,8 +56,7 @@ def test_a_window_of_other_work_is_measured_as_a_share_of_the_cpus(tmp_path, mon
 def test_a_quiet_timing_run_stores_the_figures(tmp_path):
     store = project(tmp_path)
     made, failed, out = run(store, [0.02, 0.04], refuse=True)
-    assert not failed and made[0].busy == {"before": 0.02, "after": 0.04, "how": "fake",
-                                           "cpus": busy.cpus()}
+    assert not failed and made[0].busy == {"before": 0.02, "after": 0.04, "how": "fake", "cpus": busy.cpus()}
     assert "other load 2% before, 4% after" in out
 
 

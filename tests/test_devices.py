@@ -18,7 +18,7 @@ from projects import Project
 from recorded import cli, describe, devices, notebook, targets
 from recorded.lessons import load as load_lessons
 from recorded.store import Store
-from test_markdown_ext import block, highlighted, output_tabs, page, warnings  # noqa: F401 (a fixture)
+from test_markdown_ext import highlighted, output_tabs
 
 ENGINE = Path(__file__).resolve().parents[1] / "src" / "recorded"
 
@@ -122,18 +122,29 @@ def test_a_made_up_accelerator_is_recorded_shown_and_guarded_with_no_engine_chan
     assert code[1] == 'print("cpu says: 1")' and code[2] == '%%needs_npu\nprint("npu says: 42")'
     nbformat.validate(nb)
     compile(code[0], "the first cell", "exec")  # the guard is valid Python
-    assert "def needs_npu(line, cell):\n    import os\n\n    if not os.environ.get('NPU_READY') == '1':" in code[0]
+    assert (
+        "def needs_npu(line, cell):\n    import os\n\n    if not os.environ.get('NPU_READY') == '1':"
+        in code[0]
+    )
     assert npu.device.skip_message in code[0]
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "Cells that need a made-up NPU start with `%%needs_npu`" in text
     assert "This cell needs a made-up NPU; without one it prints why it skips." in text
 
 
-@pytest.mark.parametrize("probe, said", [
-    ("print(42)", "the npu device's probe printed 42: it must print a JSON object with a \"name\""),
-    ("import npu_driver", ("the npu device's probe did not print JSON as its last line (it printed '', "
-                           "exit code 1: ModuleNotFoundError: No module named 'npu_driver')")),
-])
+@pytest.mark.parametrize(
+    "probe, said",
+    [
+        ("print(42)", 'the npu device\'s probe printed 42: it must print a JSON object with a "name"'),
+        (
+            "import npu_driver",
+            (
+                "the npu device's probe did not print JSON as its last line (it printed '', "
+                "exit code 1: ModuleNotFoundError: No module named 'npu_driver')"
+            ),
+        ),
+    ],
+)
 def test_the_probe_must_print_a_json_object_with_a_name(npu_project, capsys, probe, said):
     config = npu_project / "pyproject.toml"
     config.write_text(config.read_text().replace(PROBE, probe))
@@ -144,8 +155,14 @@ def test_the_probe_must_print_a_json_object_with_a_name(npu_project, capsys, pro
 
 
 def test_a_device_reads_as_its_probe_described_it():
-    old_gpu = {"name": "Test GPU", "capability": "9.0", "memory_gib": 80.0, "cuda": "12.8", "count": 1,
-               "driver": "570.00"}  # what recordings have always stored
+    old_gpu = {
+        "name": "Test GPU",
+        "capability": "9.0",
+        "memory_gib": 80.0,
+        "cuda": "12.8",
+        "count": 1,
+        "driver": "570.00",
+    }  # what recordings have always stored
     assert describe.gpu({"gpu": old_gpu}) == "Test GPU (compute 9.0, 80 GiB, driver 570.00, CUDA 12.8)"
     assert describe.gpu({"gpu": {"name": "X", "lanes": 4, "firmware": None}}) == "X (lanes 4)"
     assert describe.gpu({"gpu": {"name": "X"}}) == "X" and describe.gpu({"gpu": None}) is None
@@ -162,7 +179,7 @@ def test_no_engine_module_names_a_gpu_vendor():
     assert devices.known(), "builtin.toml declares no known device"
 
 
-FAKE_TORCH = '''\
+FAKE_TORCH = """\
 class _Props:
     name, major, minor, total_memory = "Fake H200", 9, 0, 150 * 2**30
 class cuda:
@@ -171,7 +188,7 @@ class cuda:
     get_device_properties = staticmethod(lambda index: _Props())
 class version:
     cuda = "13.0"
-'''
+"""
 
 
 def test_the_known_cuda_probe_stores_what_recordings_have_always_stored(tmp_path, monkeypatch):
@@ -185,7 +202,13 @@ def test_the_known_cuda_probe_stores_what_recordings_have_always_stored(tmp_path
 
     gpu = provenance.probe(env, device=devices.known()["cuda"])["gpu"]
 
-    assert gpu == {"name": "Fake H200", "capability": "9.0", "memory_gib": 150.0, "cuda": "13.0", "count": 1,
-                   "driver": None}
+    assert gpu == {
+        "name": "Fake H200",
+        "capability": "9.0",
+        "memory_gib": 150.0,
+        "cuda": "13.0",
+        "count": 1,
+        "driver": None,
+    }
     assert list(gpu) == ["name", "capability", "memory_gib", "cuda", "count", "driver"]
     assert describe.gpu({"gpu": gpu}) == "Fake H200 (compute 9.0, 150 GiB, CUDA 13.0)"

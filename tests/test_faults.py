@@ -36,17 +36,21 @@ def project(tmp_path: Path, snippets: dict[str, str]) -> Path:
 
 def recorder(root: Path, *args: str, tmpdir: Path) -> subprocess.Popen:
     """The real CLI in its own process, its temporary files kept under tmpdir."""
-    code = "import sys; from recorded.cli import main; sys.exit(main(sys.argv[2:], root=sys.argv[1]))"
-    env = dict(os.environ, PYTHONPATH=str(SRC), TMPDIR=str(tmpdir))
-    return subprocess.Popen([sys.executable, "-c", code, str(root), "--target", "cpu", *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=sigint_as_at_a_terminal)
-
-
-def sigint_as_at_a_terminal() -> None:
     # A suite started as a background job (`make test &`) inherits SIGINT ignored, and Python
-    # keeps an ignored SIGINT ignored; the recorder must meet Ctrl-C as a terminal sends it.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # keeps an ignored SIGINT ignored; the recorder must meet Ctrl-C as a terminal sends it,
+    # as KeyboardInterrupt.
+    code = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from recorded.cli import main; sys.exit(main(sys.argv[2:], root=sys.argv[1]))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(SRC), TMPDIR=str(tmpdir))
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(root), "--target", "cpu", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 # -- Ctrl-C -------------------------------------------------------------------------------------
@@ -120,6 +124,7 @@ def test_a_snippet_dies_with_a_recorder_killed_by_sigkill(tmp_path, monkeypatch)
 
 # -- two recorders at once ------------------------------------------------------------------------
 
+
 def test_two_recorders_at_once_leave_only_valid_recordings(tmp_path):
     snippets = {f"s{i}.py": f'print("{i}" * 1000)\n' for i in range(6)}
     root = project(tmp_path / "p", snippets)
@@ -179,9 +184,17 @@ json_values = st.recursive(
     max_leaves=20,
 )
 GOOD = {
-    "schema": 1, "snippet": "lesson/a.py", "target": "cpu", "sha256": "0" * 64, "status": "ok",
-    "exit_code": 0, "stdout": ["x"], "stderr": [], "duration_s": 0.1,
-    "recorded_at": "2026-12-02T00:00:00Z", "machine": {},
+    "schema": 1,
+    "snippet": "lesson/a.py",
+    "target": "cpu",
+    "sha256": "0" * 64,
+    "status": "ok",
+    "exit_code": 0,
+    "stdout": ["x"],
+    "stderr": [],
+    "duration_s": 0.1,
+    "recorded_at": "2026-12-02T00:00:00Z",
+    "machine": {},
 }
 
 
@@ -212,11 +225,33 @@ def test_any_bytes_are_a_recording_or_a_clear_error(tmp_path, data):
 # -- fuzzing the block parser ----------------------------------------------------------------------
 
 markdownish = st.lists(
-    st.sampled_from([
-        "/// recorded | lesson/a.py", "/// recorded", "///", "expect:", '  - "x"', "  - ...",
-        "expect_on:", "  cpu:", "    - y", "```", "~~~", "    indented", "# Heading", "", "text <b>",
-        "/// recorded | ../etc/passwd", "unknown: 1", "{", "- [", ": :", "!!! note", "<script>x</script>",
-    ]) | text,
+    st.sampled_from(
+        [
+            "/// recorded | lesson/a.py",
+            "/// recorded",
+            "///",
+            "expect:",
+            '  - "x"',
+            "  - ...",
+            "expect_on:",
+            "  cpu:",
+            "    - y",
+            "```",
+            "~~~",
+            "    indented",
+            "# Heading",
+            "",
+            "text <b>",
+            "/// recorded | ../etc/passwd",
+            "unknown: 1",
+            "{",
+            "- [",
+            ": :",
+            "!!! note",
+            "<script>x</script>",
+        ]
+    )
+    | text,
     max_size=25,
 ).map("\n".join)
 
@@ -240,10 +275,16 @@ def fuzz_project(tmp_path_factory):
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=100, deadline=None)
 @given(markdownish)
 def test_random_markdown_renders_without_crashing_or_injecting(fuzz_project, page):
-    md = markdown.Markdown(extensions=[
-        "admonition", "pymdownx.superfences", "pymdownx.highlight",
-        "pymdownx.tabbed", "recorded.markdown_ext",
-    ], extension_configs={"recorded.markdown_ext": {"root": str(fuzz_project)}})
+    md = markdown.Markdown(
+        extensions=[
+            "admonition",
+            "pymdownx.superfences",
+            "pymdownx.highlight",
+            "pymdownx.tabbed",
+            "recorded.markdown_ext",
+        ],
+        extension_configs={"recorded.markdown_ext": {"root": str(fuzz_project)}},
+    )
     html = md.convert(page)
     assert "<script>x</script>" not in html or "<script>x</script>" in page
     assert "<script>alert(1)</script>" not in html  # recorded output is always escaped
@@ -251,6 +292,7 @@ def test_random_markdown_renders_without_crashing_or_injecting(fuzz_project, pag
 
 
 # -- paths that leave snippets/ ----------------------------------------------------------------------
+
 
 def test_a_link_out_of_snippets_is_refused_and_never_read(tmp_path):
     from recorded.snippets import SnippetError, load

@@ -42,10 +42,15 @@ def test_a_changed_recording_makes_its_figure_out_of_date(tmp_path):
     shutil.copytree(ROOT / "docs" / lesson.figures_dir, tmp_path / "figures")
     shutil.copy(ROOT / "pyproject.toml", tmp_path)  # the targets
     store = Store(tmp_path)
-    cpu = next(t.name for t in store.targets
-               if not t.needs_device and store.read("making_it_fast/06_measure_cpu.py", t.name))
+    cpu = next(
+        t.name
+        for t in store.targets
+        if not t.needs_device and store.read("making_it_fast/06_measure_cpu.py", t.name)
+    )
     rec = store.read("making_it_fast/06_measure_cpu.py", cpu)
-    rec.stdout = [line.replace(" ms per batch", "1 ms per batch", 1) if line.startswith("float32:") else line
-                  for line in rec.stdout]
+    rec.stdout = [
+        line.replace(" ms per batch", "1 ms per batch", 1) if line.startswith("float32:") else line
+        for line in rec.stdout
+    ]
     store.write(rec)
     assert out_of_date(store, tmp_path / "figures", lesson_figures(ROOT, lesson)) == ["bf16-vs-fp32"]

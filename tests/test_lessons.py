@@ -35,16 +35,31 @@ def test_a_snippet_belongs_to_its_folder():
     assert lesson_of("zeta/01_a.py") == "zeta" and lesson_of("top.py") == ""
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (('title = "Zeta"\n', ""), "lacks"),
-    (('title = "Zeta"', "title = 3"), "title must be a string, got 3"),
-    (('pages = ["zeta/intro.md", "zeta/more.md"]', 'pages = ["../outside.md"]'), "pages must be a list of pages"),
-    (('pages = ["zeta/intro.md", "zeta/more.md"]', 'pages = ["intro.txt"]'), "pages must be a list of pages"),
-    (('notebook = "zeta.ipynb"', 'notebook = "zeta.md"'), "notebook must be a path under docs/ ending in .ipynb"),
-    (('figures = "scripts/figures/zeta.py"', 'figures = "/abs/zeta.py"'), "figures must be a path to a Python file"),
-    (('"zeta/intro.md" = ["About', '"zeta/other.md" = ["About'), "notebook_skip names ['zeta/other.md']"),
-    (('title = "Zeta"', 'title = "Zeta"\ncolour = "red"'), "unknown key(s) ['colour']"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (('title = "Zeta"\n', ""), "lacks"),
+        (('title = "Zeta"', "title = 3"), "title must be a string, got 3"),
+        (
+            ('pages = ["zeta/intro.md", "zeta/more.md"]', 'pages = ["../outside.md"]'),
+            "pages must be a list of pages",
+        ),
+        (
+            ('pages = ["zeta/intro.md", "zeta/more.md"]', 'pages = ["intro.txt"]'),
+            "pages must be a list of pages",
+        ),
+        (
+            ('notebook = "zeta.ipynb"', 'notebook = "zeta.md"'),
+            "notebook must be a path under docs/ ending in .ipynb",
+        ),
+        (
+            ('figures = "scripts/figures/zeta.py"', 'figures = "/abs/zeta.py"'),
+            "figures must be a path to a Python file",
+        ),
+        (('"zeta/intro.md" = ["About', '"zeta/other.md" = ["About'), "notebook_skip names ['zeta/other.md']"),
+        (('title = "Zeta"', 'title = "Zeta"\ncolour = "red"'), "unknown key(s) ['colour']"),
+    ],
+)
 def test_a_badly_declared_lesson_names_the_key_and_what_to_write(change, message):
     old, new = change
     with pytest.raises(LessonError) as caught:

@@ -72,9 +72,11 @@ def make(root: Path, config: str = KINDS) -> Path:
 def machine_is(monkeypatch):
     """Pretend this machine has these CPU flags (and this model), for the live look at
     /proc/cpuinfo and for the machine block a recording stores."""
+
     def pretend(flags, model="Test CPU"):
         monkeypatch.setattr(provenance, "cpu", lambda extra=(): fake_cpu(flags, model))
         monkeypatch.setitem(FAKE_MACHINE, "cpu", fake_cpu(flags, model))
+
     return pretend
 
 
@@ -100,8 +102,10 @@ def test_every_folder_under_recordings_is_a_declared_target():
     known = targets.load(ROOT)
     folders = sorted(p.name for p in (ROOT / "recordings").iterdir() if p.is_dir())
     strays = [f for f in folders if f not in known]
-    assert strays == [], (f"recordings/{strays[0]}/ is no target {list(known.names)}: move what fits with "
-                          f"record_runs.py --adopt {strays[0]} TARGET, and git rm the rest")
+    assert strays == [], (
+        f"recordings/{strays[0]}/ is no target {list(known.names)}: move what fits with "
+        f"record_runs.py --adopt {strays[0]} TARGET, and git rm the rest"
+    )
 
 
 def test_the_repository_declares_kinds_of_machine_one_machine_each():
@@ -114,9 +118,11 @@ def test_the_repository_declares_kinds_of_machine_one_machine_each():
 
     for t in native:
         assert t.requires.flags or t.requires.absent or t.requires.device, (
-            f"{t.name}: requires no CPU flag and no device, so a recording cannot prove it is that kind")
-    same = [(a.name, b.name) for i, a in enumerate(native) for b in native[i + 1:]
-            if a.requires == b.requires]
+            f"{t.name}: requires no CPU flag and no device, so a recording cannot prove it is that kind"
+        )
+    same = [
+        (a.name, b.name) for i, a in enumerate(native) for b in native[i + 1 :] if a.requires == b.requires
+    ]
     assert same == [], f"targets that are the same kind of machine: {same}"
     for t in known:
         if not t.emulated:
@@ -134,29 +140,64 @@ def test_the_repository_declares_kinds_of_machine_one_machine_each():
 # -- the configuration: bad input is refused, naming file, target and values ---------------
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c.replace('flags = ["amx_bf16"]', 'flags = ["amx_bf61"]'),
-     "[tool.record-runs.targets.amx] requires.flags: unknown CPU flag(s) 'amx_bf61' "
-     "(did you mean 'amx_bf16'?)"),
-    (lambda c: c.replace('absent = ["avx512f"]', 'absent = ["avx512"]'),
-     "[tool.record-runs.targets.small] requires.absent: unknown CPU flag(s) 'avx512'"),
-    (lambda c: c.replace('absent = ["avx512f"]', 'absent = ["avx2"]'),
-     "[tool.record-runs.targets.small] requires: ['avx2'] both present (flags) and absent"),
-    (lambda c: c.replace('host = "amx"\n', ""),
-     "[tool.record-runs.targets.amx-limited] is emulated but names no host"),
-    (lambda c: c.replace('host = "amx"', 'host = "amd"'),
-     "[tool.record-runs.targets.amx-limited] host 'amd' is not a target; the targets are"),
-    (lambda c: c.replace('host = "amx"', 'host = "amx"\nrequires = { flags = ["avx512_bf16"] }'),
-     "host 'amx' requires amx_bf16 present and provides ['cpu'], but amx-limited claims to require "
-     "avx512_bf16 present"),
-    (lambda c: c.replace("emulated = true\n", ""),
-     "[tool.record-runs.targets.amx-limited] names host 'amx' but is not emulated"),
-    (lambda c: "\n".join(line for line in c.splitlines() if not line.startswith("check =")),
-     "[tool.record-runs.targets.amx-limited] is emulated and has no check"),
-    (lambda c: c.replace('runs-on = "ubuntu-latest"', "runs-on = 3"),
-     "[tool.record-runs.targets.small] runs-on must be a runner label or a list of them, got 3"),
-], ids=["typo-flag", "unknown-absent-flag", "present-and-absent", "emulated-without-host", "unknown-host",
-        "host-is-other-hardware", "host-without-emulated", "emulated-without-check", "bad-runs-on"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda c: c.replace('flags = ["amx_bf16"]', 'flags = ["amx_bf61"]'),
+            (
+                "[tool.record-runs.targets.amx] requires.flags: unknown CPU flag(s) 'amx_bf61' "
+                "(did you mean 'amx_bf16'?)"
+            ),
+        ),
+        (
+            lambda c: c.replace('absent = ["avx512f"]', 'absent = ["avx512"]'),
+            "[tool.record-runs.targets.small] requires.absent: unknown CPU flag(s) 'avx512'",
+        ),
+        (
+            lambda c: c.replace('absent = ["avx512f"]', 'absent = ["avx2"]'),
+            "[tool.record-runs.targets.small] requires: ['avx2'] both present (flags) and absent",
+        ),
+        (
+            lambda c: c.replace('host = "amx"\n', ""),
+            "[tool.record-runs.targets.amx-limited] is emulated but names no host",
+        ),
+        (
+            lambda c: c.replace('host = "amx"', 'host = "amd"'),
+            "[tool.record-runs.targets.amx-limited] host 'amd' is not a target; the targets are",
+        ),
+        (
+            lambda c: c.replace('host = "amx"', 'host = "amx"\nrequires = { flags = ["avx512_bf16"] }'),
+            (
+                "host 'amx' requires amx_bf16 present and provides ['cpu'], but amx-limited claims to require "
+                "avx512_bf16 present"
+            ),
+        ),
+        (
+            lambda c: c.replace("emulated = true\n", ""),
+            "[tool.record-runs.targets.amx-limited] names host 'amx' but is not emulated",
+        ),
+        (
+            lambda c: "\n".join(line for line in c.splitlines() if not line.startswith("check =")),
+            "[tool.record-runs.targets.amx-limited] is emulated and has no check",
+        ),
+        (
+            lambda c: c.replace('runs-on = "ubuntu-latest"', "runs-on = 3"),
+            "[tool.record-runs.targets.small] runs-on must be a runner label or a list of them, got 3",
+        ),
+    ],
+    ids=[
+        "typo-flag",
+        "unknown-absent-flag",
+        "present-and-absent",
+        "emulated-without-host",
+        "unknown-host",
+        "host-is-other-hardware",
+        "host-without-emulated",
+        "emulated-without-check",
+        "bad-runs-on",
+    ],
+)
 def test_a_bad_requirement_or_host_is_refused_and_nothing_runs(tmp_path, capsys, runs, change, message):
     make(tmp_path)
     (tmp_path / "pyproject.toml").write_text(change(textwrap.dedent(KINDS)), encoding="utf-8")
@@ -187,7 +228,8 @@ def test_the_known_flags_cover_this_machines_cpuinfo():
 
 
 def test_a_plain_run_records_every_kind_this_machine_is_and_says_why_not_the_others(
-        tmp_path, runs, capsys, machine_is):
+    tmp_path, runs, capsys, machine_is
+):
     make(tmp_path)
     machine_is(XEON)
 
@@ -195,9 +237,11 @@ def test_a_plain_run_records_every_kind_this_machine_is_and_says_why_not_the_oth
 
     assert sorted({t for _, t in runs}) == ["amx", "amx-limited"]
     err = capsys.readouterr().err
-    assert "skipped small: this machine cannot run it (this machine is not a small machine (CPU flag " \
-           "avx512f present; small requires avx2 present, avx512f absent); this machine can record " \
-           "amx, amx-limited)" in err
+    assert (
+        "skipped small: this machine cannot run it (this machine is not a small machine (CPU flag "
+        "avx512f present; small requires avx2 present, avx512f absent); this machine can record "
+        "amx, amx-limited)" in err
+    )
     stored = machine_of(tmp_path, "amx-limited/lesson/01_a.json")
     assert "amx_bf16" in stored["cpu"]["features"] and "avx512f" in stored["cpu"]["looked_for"]
 
@@ -209,8 +253,10 @@ def test_a_machine_that_is_not_the_kind_cannot_record_it_by_name(tmp_path, runs,
     assert cli.main(["--target", "amx-limited"], root=tmp_path) == 2
 
     err = capsys.readouterr().err
-    assert "--target amx-limited: this machine is not a amx-limited machine (CPU flag amx_bf16 missing; " \
-           "amx-limited requires amx_bf16 present); this machine can record none of the targets" in err
+    assert (
+        "--target amx-limited: this machine is not a amx-limited machine (CPU flag amx_bf16 missing; "
+        "amx-limited requires amx_bf16 present); this machine can record none of the targets" in err
+    )
     assert runs == [] and not (tmp_path / "recordings").exists()
 
 
@@ -224,8 +270,10 @@ def test_list_and_check_say_which_kinds_this_machine_is(tmp_path, capsys, machin
     checked = capsys.readouterr().err
 
     for said in (listed, checked):
-        assert "this machine is: small; not: amx (CPU flag amx_bf16 missing), amx-limited (CPU flag " \
-               "amx_bf16 missing)" in said
+        assert (
+            "this machine is: small; not: amx (CPU flag amx_bf16 missing), amx-limited (CPU flag "
+            "amx_bf16 missing)" in said
+        )
 
 
 def test_the_provenance_stores_every_flag_a_requirement_names(tmp_path):
@@ -240,7 +288,8 @@ def test_the_provenance_stores_every_flag_a_requirement_names(tmp_path):
 
 
 def test_named_targets_are_chosen_each_once_and_a_kind_this_machine_is_not_is_skipped_with_why(
-        tmp_path, machine_is):
+    tmp_path, machine_is
+):
     known = targets.load(make(tmp_path))
     machine_is(XEON)
     assert choose(known, "amx, amx-limited,amx").chosen == ("amx", "amx-limited")
@@ -248,8 +297,15 @@ def test_named_targets_are_chosen_each_once_and_a_kind_this_machine_is_not_is_sk
     machine_is(EPYC)
     choice = choose(known, "amx")
     assert choice.named and choice.chosen == ()
-    assert choice.skipped == (("amx", "this machine is not a amx machine (CPU flag amx_bf16 missing; amx "
-                                      "requires amx_bf16 present); this machine can record none of the targets"),)
+    assert choice.skipped == (
+        (
+            "amx",
+            (
+                "this machine is not a amx machine (CPU flag amx_bf16 missing; amx "
+                "requires amx_bf16 present); this machine can record none of the targets"
+            ),
+        ),
+    )
 
 
 def test_an_unknown_target_name_is_refused_naming_the_known_ones(tmp_path):
@@ -257,12 +313,15 @@ def test_an_unknown_target_name_is_refused_naming_the_known_ones(tmp_path):
 
     with pytest.raises(ChoiceError) as raised:
         choose(known, "amx,tpu")
-    assert "--target: unknown target 'tpu'; the targets are ['amx', 'amx-limited', 'small']" in str(raised.value)
+    assert "--target: unknown target 'tpu'; the targets are ['amx', 'amx-limited', 'small']" in str(
+        raised.value
+    )
     assert "Or use --target all or --target auto." in str(raised.value)
 
 
 def test_all_chooses_every_target_this_machine_can_run_and_says_why_not_the_others(
-        tmp_path, machine_is, fake_machine):
+    tmp_path, machine_is, fake_machine
+):
     known = targets.load(make(tmp_path))
     machine_is(XEON)
     fake_machine.failing["amx-limited"] = "its check printed '0', not '1'"
@@ -322,7 +381,7 @@ def test_the_live_runs_take_the_target_the_recorder_chooses(tmp_path, machine_is
     live = LiveRuns()
     live.targets = known
     with pytest.raises(ChoiceError, match=r"^the tests' live runs: none of the auto targets"):
-        live.target
+        _ = live.target
 
 
 # -- one tab, one machine ------------------------------------------------------------------
@@ -347,7 +406,8 @@ def test_a_recording_from_another_machine_is_refused_naming_both(tmp_path, runs,
 
 
 def test_replace_machine_rerecords_the_whole_tab_and_replaces_only_when_all_succeed(
-        tmp_path, runs, capsys, machine_is):
+    tmp_path, runs, capsys, machine_is
+):
     make(tmp_path)
     machine_is(XEON, "Xeon A")
     assert cli.main(["--target", "amx"], root=tmp_path) == 0
@@ -363,8 +423,9 @@ def test_replace_machine_rerecords_the_whole_tab_and_replaces_only_when_all_succ
     runs.clear()
     assert cli.main(["--target", "amx", "--replace-machine"], root=tmp_path) == 0
 
-    assert sorted(runs) == sorted((s, t) for s in ("lesson/01_a.py", "lesson/02_b.py")
-                                  for t in ("amx", "amx-limited"))
+    assert sorted(runs) == sorted(
+        (s, t) for s in ("lesson/01_a.py", "lesson/02_b.py") for t in ("amx", "amx-limited")
+    )
     assert {machine_of(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
     assert kinds.audit(Store(tmp_path)) == []
 
@@ -383,20 +444,36 @@ def test_audit_names_a_recording_that_is_not_its_kind_and_a_tab_from_two_machine
 
     problems = kinds.audit(store)
 
-    assert ("recordings/small/lesson/01_a.json: its machine is not a small machine (CPU flag avx512f "
-            "present; small requires avx2 present, avx512f absent)") in problems
-    assert any(p.startswith("amx, amx-limited recorded on two machines: recordings/amx/lesson/01_a.json on "
-                            "Xeon A") and "recordings/amx/lesson/02_b.json on Xeon B" in p for p in problems)
+    assert (
+        "recordings/small/lesson/01_a.json: its machine is not a small machine (CPU flag avx512f "
+        "present; small requires avx2 present, avx512f absent)"
+    ) in problems
+    assert any(
+        p.startswith("amx, amx-limited recorded on two machines: recordings/amx/lesson/01_a.json on Xeon A")
+        and "recordings/amx/lesson/02_b.json on Xeon B" in p
+        for p in problems
+    )
     assert cli.main(["--check"], root=tmp_path) == 1
 
 
 def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_machine(
-        tmp_path, capsys, machine_is):
+    tmp_path, capsys, machine_is
+):
     make(tmp_path)
     store = Store(tmp_path)
     for name, flags, model in (("lesson/01_a.py", XEON, "Xeon"), ("lesson/02_b.py", EPYC, "EPYC")):
-        rec = Recording(name, "amx", "0" * 64, "ok", 0, ["x"], [], 0.1, "2026-12-01T00:00:00Z",
-                        dict(FAKE_MACHINE, cpu=fake_cpu(flags, model)))
+        rec = Recording(
+            name,
+            "amx",
+            "0" * 64,
+            "ok",
+            0,
+            ["x"],
+            [],
+            0.1,
+            "2026-12-01T00:00:00Z",
+            dict(FAKE_MACHINE, cpu=fake_cpu(flags, model)),
+        )
         path = tmp_path / "recordings" / "old" / Path(name).with_suffix(".json")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(rec.to_json().replace('"target": "amx"', '"target": "old"'))
@@ -405,8 +482,9 @@ def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_mach
 
     out = capsys.readouterr().out
     assert "adopted    recordings/old/lesson/01_a.json -> recordings/amx/lesson/01_a.json" in out
-    assert ("kept       recordings/old/lesson/02_b.json: not a amx recording (CPU flag amx_bf16 missing)"
-            in out)
+    assert (
+        "kept       recordings/old/lesson/02_b.json: not a amx recording (CPU flag amx_bf16 missing)" in out
+    )
     adopted = store.read("lesson/01_a.py", "amx")
     assert adopted.machine["target"]["adopted_from"] == "old" and adopted.machine["cpu"]["model"] == "Xeon"
     assert (tmp_path / "recordings" / "old" / "lesson" / "02_b.json").exists()
@@ -425,16 +503,28 @@ def bundle(root: Path, target: str, flags, model: str, names=("lesson/01_a.py",)
     recs = []
     for name in names:
         s = load(root / "snippets", name)
-        recs.append(Recording(name, target, s.sha256(), "ok", 0, ["x"], [], 0.1, "2026-12-02T00:00:00Z",
-                              dict(FAKE_MACHINE, cpu=fake_cpu(flags, model),
-                                   target={"name": target, "check": check})))
+        recs.append(
+            Recording(
+                name,
+                target,
+                s.sha256(),
+                "ok",
+                0,
+                ["x"],
+                [],
+                0.1,
+                "2026-12-02T00:00:00Z",
+                dict(FAKE_MACHINE, cpu=fake_cpu(flags, model), target={"name": target, "check": check}),
+            )
+        )
     path = root / f"bundle-{target}-{model}.json"
     path.write_text(bundle_json(recs), encoding="utf-8")
     return path
 
 
 def test_a_bundle_from_a_machine_that_is_not_its_kind_is_refused_naming_file_target_and_values(
-        tmp_path, capsys):
+    tmp_path, capsys
+):
     make(tmp_path)
     path = bundle(tmp_path, "small", EPYC, "EPYC")
 
@@ -442,13 +532,16 @@ def test_a_bundle_from_a_machine_that_is_not_its_kind_is_refused_naming_file_tar
 
     out = capsys.readouterr().out
     assert str(path) in out
-    assert ("refused      lesson/01_a.py on small: its machine is not a small machine (CPU flag avx512f "
-            "present; small requires avx2 present, avx512f absent)") in out
+    assert (
+        "refused      lesson/01_a.py on small: its machine is not a small machine (CPU flag avx512f "
+        "present; small requires avx2 present, avx512f absent)"
+    ) in out
     assert not (tmp_path / "recordings").exists()
 
 
 def test_a_bundle_that_would_mix_machines_in_a_tab_is_refused_unless_it_holds_the_whole_tab(
-        tmp_path, capsys, machine_is):
+    tmp_path, capsys, machine_is
+):
     make(tmp_path)
     machine_is(XEON, "Xeon A")
     assert cli.main(["--target", "amx"], root=tmp_path) == 0
@@ -462,8 +555,10 @@ def test_a_bundle_that_would_mix_machines_in_a_tab_is_refused_unless_it_holds_th
     assert "one tab shows one machine" in out and tree(tmp_path) == before
 
     both = ("lesson/01_a.py", "lesson/02_b.py")
-    whole = [bundle(tmp_path, "amx", XEON, "Xeon B", both),
-             bundle(tmp_path, "amx-limited", XEON, "Xeon B", both, "1")]
+    whole = [
+        bundle(tmp_path, "amx", XEON, "Xeon B", both),
+        bundle(tmp_path, "amx-limited", XEON, "Xeon B", both, "1"),
+    ]
     merged = json.loads(whole[0].read_text())["recordings"] + json.loads(whole[1].read_text())["recordings"]
     one = tmp_path / "whole.json"
     one.write_text(bundle_json([Recording(**r) for r in merged]), encoding="utf-8")

@@ -6,7 +6,6 @@ is what the site shows, minus the theme.
 
 from __future__ import annotations
 
-import logging
 import re
 
 import markdown
@@ -20,18 +19,6 @@ CUDA_SNIPPET = 'print("on the gpu")\n'  # written with requires=["cuda"]
 @pytest.fixture
 def project(tmp_path) -> Project:
     return Project(tmp_path)
-
-
-@pytest.fixture
-def warnings(caplog):
-    """The warnings logged on the mkdocs logger, which `mkdocs build --strict` fails on."""
-    caplog.set_level(logging.WARNING, logger="mkdocs")
-
-    def get() -> list[str]:
-        return [r.getMessage() for r in caplog.records
-                if r.name.startswith("mkdocs") and r.levelno >= logging.WARNING]
-
-    return get
 
 
 def page(*blocks: str) -> str:
@@ -56,8 +43,10 @@ def output_tabs(html: str) -> list[dict[str, str]]:
 
 
 def highlighted(tab: str) -> list[str]:
-    return [re.sub(r"<[^>]+>", "", line).strip()
-            for line in re.findall(r'<span class="hll">(.*?)</span>', tab, re.DOTALL)]
+    return [
+        re.sub(r"<[^>]+>", "", line).strip()
+        for line in re.findall(r'<span class="hll">(.*?)</span>', tab, re.DOTALL)
+    ]
 
 
 # -- a fresh recording ------------------------------------------------------------------
@@ -105,11 +94,20 @@ def test_provenance_line_names_the_machine_versions_and_duration(project):
 
 
 def test_recorded_text_is_escaped_never_interpreted(project):
-    hostile = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>",
-               "**not bold** [not a link](http://example.com) _not em_", "&amp; stays &amp;"]
+    hostile = [
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+        "**not bold** [not a link](http://example.com) _not em_",
+        "&amp; stays &amp;",
+    ]
     snippet = project.snippet()
-    project.recording(snippet, "cpu", hostile, stderr=hostile,
-                   machine={**MACHINE, "cpu": {"model": "<b>Evil</b> CPU"}, "python": "<i>3</i>"})
+    project.recording(
+        snippet,
+        "cpu",
+        hostile,
+        stderr=hostile,
+        machine={**MACHINE, "cpu": {"model": "<b>Evil</b> CPU"}, "python": "<i>3</i>"},
+    )
     project.recording(snippet, "cuda", [], status="error", exit_code=1, stderr=hostile)
 
     html = project.render(page(block(body='expect:\n  - "<script>alert(1)</script>"\n')))
@@ -249,8 +247,15 @@ def test_claim_a_fresh_recording_does_not_print_warns(project, warnings):
         ("/// recorded | lesson/x.py", 'expect: "hello"\n', "expect must be a list"),
         ("/// recorded", "", "names no snippet"),
     ],
-    ids=["missing-snippet", "parent-path", "bad-yaml", "unknown-key", "unknown-target",
-         "claims-not-a-list", "no-path"],
+    ids=[
+        "missing-snippet",
+        "parent-path",
+        "bad-yaml",
+        "unknown-key",
+        "unknown-target",
+        "claims-not-a-list",
+        "no-path",
+    ],
 )
 def test_malformed_block_warns_with_page_line_and_shows_a_failure(project, warnings, header, body, message):
     snippet = project.snippet()
@@ -318,17 +323,22 @@ def test_a_dropped_block_does_not_shift_the_lines_of_later_blocks(project, warni
     project.render(page(block(body='    expect:\n      - "hello"\n'), block("lesson/nope.py")))
 
     assert sorted(warnings()) == [
-        "(page):10: recorded block: 'lesson/nope.py': no such snippet in "
-        f"{project.store.snippets_dir}.",
-        "(page):3: `/// recorded | lesson/x.py` was not read as a block. Write its claims unindented "
-        "between the header and the closing `///` line, with nothing after the snippet path on the header.",
+        f"(page):10: recorded block: 'lesson/nope.py': no such snippet in {project.store.snippets_dir}.",
+        (
+            "(page):3: `/// recorded | lesson/x.py` was not read as a block. Write its claims unindented "
+            "between the header and the closing `///` line, with nothing after the snippet path on the header."
+        ),
     ]
 
 
-@pytest.mark.parametrize("text", [
-    '!!! note\n\n    /// recorded | lesson/x.py\n    expect:\n      - "hello"\n    ///\n',
-    ' /// recorded | lesson/x.py\n ///\n',
-], ids=["in-an-admonition", "indented"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '!!! note\n\n    /// recorded | lesson/x.py\n    expect:\n      - "hello"\n    ///\n',
+        " /// recorded | lesson/x.py\n ///\n",
+    ],
+    ids=["in-an-admonition", "indented"],
+)
 def test_a_block_the_tests_cannot_see_is_reported(project, warnings, text):
     project.recording(project.snippet(), "cpu", ["hello"])
 
@@ -357,7 +367,11 @@ def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, war
     html = project.render("# Recordings\n\n/// recordings\n///\n")
 
     headings = re.findall(r'<h2 id="([^"]+)">([^<]+)<', html)  # then the permalink
-    assert headings == [("lesson-zeta", "Lesson 8: Zeta"), ("lesson-alpha", "alpha"), ("machines", "Machines")]
+    assert headings == [
+        ("lesson-zeta", "Lesson 8: Zeta"),
+        ("lesson-alpha", "alpha"),
+        ("machines", "Machines"),
+    ]
     tables = re.findall(r"<table>.*?</table>", html, re.DOTALL)
     assert len(tables) == 2 and "zeta/01_z.py" in tables[0] and "alpha/01_a.py" in tables[1]
     assert warnings() == []
@@ -366,7 +380,7 @@ def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, war
 # -- outputs alike on every machine, emulated targets, the busy figure --------------------
 
 #: Three kinds of machine: a native one, the same machine limited (emulated), another one.
-EMULATED_TARGETS = '''
+EMULATED_TARGETS = """
 [tool.record-runs.targets.big]
 label = "Big CPU"
 provides = ["cpu"]
@@ -388,7 +402,7 @@ label = "Other CPU"
 provides = ["cpu"]
 description = "another CPU"
 env = { CUDA_VISIBLE_DEVICES = "" }
-'''
+"""
 OTHER_MACHINE = {**MACHINE, "cpu": {"model": "Other CPU 100", "cores": 8, "features": ["avx2", "avx512f"]}}
 
 
@@ -407,9 +421,12 @@ def once(html: str) -> str:
 def test_output_alike_on_every_machine_is_shown_once_naming_each_machine(project, warnings):
     snippet = project.snippet()
     project.recording(snippet, "cpu", ["hello", "answer: 42", "done"])
-    project.recording(snippet, "cuda", ["hello", "answer: 42", "done"],
-                   machine={**OTHER_MACHINE,
-                            "gpu": {"name": "Test GPU", "capability": "9.0", "memory_gib": 80}})
+    project.recording(
+        snippet,
+        "cuda",
+        ["hello", "answer: 42", "done"],
+        machine={**OTHER_MACHINE, "gpu": {"name": "Test GPU", "capability": "9.0", "memory_gib": 80}},
+    )
 
     html = project.render(page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n')))
 
@@ -452,11 +469,15 @@ def test_a_stale_required_target_still_warns_when_the_others_are_shown_once(thre
     assert ":3:" in warning and "Big CPU recording of lesson/x.py is stale" in warning
 
 
-@pytest.mark.parametrize("second", [
-    dict(stdout=["hello", "answer: 41"]),
-    dict(stdout=["hello", "answer: 42"], stderr=["a warning"]),
-    dict(stdout=["hello", "answer: 42"], status="error", exit_code=1),
-], ids=["other-stdout", "other-stderr", "failed"])
+@pytest.mark.parametrize(
+    "second",
+    [
+        {"stdout": ["hello", "answer: 41"]},
+        {"stdout": ["hello", "answer: 42"], "stderr": ["a warning"]},
+        {"stdout": ["hello", "answer: 42"], "status": "error", "exit_code": 1},
+    ],
+    ids=["other-stdout", "other-stderr", "failed"],
+)
 def test_outputs_that_differ_or_fail_stay_in_tabs(project, second):
     snippet = project.snippet()
     project.recording(snippet, "cpu", ["hello", "answer: 42"])
@@ -502,7 +523,9 @@ def test_an_emulated_recording_from_another_machine_than_its_host_is_reported(th
 
 def test_the_busy_figure_is_on_the_provenance_line(project):
     snippet = project.snippet()
-    project.recording(snippet, "cpu", ["hello"], busy={"before": 0.031, "after": 0.006, "window_s": 1.0, "cpus": 2})
+    project.recording(
+        snippet, "cpu", ["hello"], busy={"before": 0.031, "after": 0.006, "window_s": 1.0, "cpus": 2}
+    )
 
     html = project.render(page(block()))
 
@@ -524,19 +547,31 @@ TABLE_PAGE = "# What changes\n\n/// machine-table\n///\n"
 def table_rows(html: str) -> list[list[str]]:
     """The machine table's body, each row's cells as text (links and tags dropped)."""
     (body,) = re.findall(r"<tbody>(.*?)</tbody>", html, re.DOTALL)
-    return [[" ".join(re.sub(r"<[^>]+>", " ", cell).split())
-             for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL)]
-            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.DOTALL)]
+    return [
+        [
+            " ".join(re.sub(r"<[^>]+>", " ", cell).split())
+            for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL)
+        ]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.DOTALL)
+    ]
 
 
-@pytest.mark.parametrize("line, verdict", [
-    ("bf16 vs fp32 here: faster", ("bf16 vs fp32 here", "faster")),
-    ("A/A, float32 vs float32 here: within noise", ("A/A, float32 vs float32 here", "within noise")),
-    ("  float32: 1 + 1e-8 == 1: True", ("float32: 1 + 1e-8 == 1", "True")),
-    ("CPU has AMX: False", ("CPU has AMX", "False")),
-    ("float32: 12.7 ms", None), ("speed: fast", None), ("ok: true", None), ("True", None),
-    (": True", None), ("faster", None), ("result ... here: True", None),
-])
+@pytest.mark.parametrize(
+    "line, verdict",
+    [
+        ("bf16 vs fp32 here: faster", ("bf16 vs fp32 here", "faster")),
+        ("A/A, float32 vs float32 here: within noise", ("A/A, float32 vs float32 here", "within noise")),
+        ("  float32: 1 + 1e-8 == 1: True", ("float32: 1 + 1e-8 == 1", "True")),
+        ("CPU has AMX: False", ("CPU has AMX", "False")),
+        ("float32: 12.7 ms", None),
+        ("speed: fast", None),
+        ("ok: true", None),
+        ("True", None),
+        (": True", None),
+        ("faster", None),
+        ("result ... here: True", None),
+    ],
+)
 def test_a_verdict_line_ends_in_a_verdict_word_after_its_last_colon(line, verdict):
     from recorded.verdicts import split
 
@@ -551,9 +586,12 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
     three.recording(timed, "big", ["A/A: within noise", "fast here: faster"])
     three.recording(timed, "big-as-small", ["A/A: within noise", "fast here: slower"], stale=True)
     three.recording(timed, "other", ["A/A: within noise", "fast here: slower"], machine=OTHER_MACHINE)
-    three.page("lesson.md", "# The lesson\n\n## Counting\n\n/// recorded | lesson/01_count.py\n///\n\n"
-                       "## Timing `it`\n\n/// recorded | lesson/02_time.py\nexpect_on:\n  other:\n"
-                       '    - "fast here: slower"\n    - "claimed only: True"\n///\n')
+    three.page(
+        "lesson.md",
+        "# The lesson\n\n## Counting\n\n/// recorded | lesson/01_count.py\n///\n\n"
+        "## Timing `it`\n\n/// recorded | lesson/02_time.py\nexpect_on:\n  other:\n"
+        '    - "fast here: slower"\n    - "claimed only: True"\n///\n',
+    )
 
     html = three.render(TABLE_PAGE)
 
@@ -567,8 +605,11 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
         ["fast here The lesson › Timing it", "faster", "stale", "slower", "yes"],
         ["claimed only The lesson › Timing it", "not printed", "stale", "not printed", "not known yet"],
     ]
-    assert re.search(r'<th scope="row"><code>fast here</code><br />\s*<a class="verdict-where" '
-                     r'href="lesson.md#lesson-02-time">The lesson › Timing it</a></th>', html)
+    assert re.search(
+        r'<th scope="row"><code>fast here</code><br />\s*<a class="verdict-where" '
+        r'href="lesson.md#lesson-02-time">The lesson › Timing it</a></th>',
+        html,
+    )
     assert '<td class="verdict-value verdict-faster">faster</td>' in html
     assert warnings() == []
 
@@ -581,9 +622,13 @@ def test_the_machine_table_names_each_target_machine_and_its_emulation(three):
     html = three.render(TABLE_PAGE)
 
     (machines,) = re.findall(r'<h2 id="the-machines">.*?<ul>(.*?)</ul>', html, re.DOTALL)
-    assert "Big CPU: </strong><span>a big CPU as it is. Recorded on Test CPU 9000 (AVX2), 4 cores." in machines
-    assert ("the big CPU limited to small instructions. Not recorded yet on this kind of machine. "
-            "The same machine as Big CPU, with one thing changed: LIMIT_ISA=SMALL.") in machines
+    assert (
+        "Big CPU: </strong><span>a big CPU as it is. Recorded on Test CPU 9000 (AVX2), 4 cores." in machines
+    )
+    assert (
+        "the big CPU limited to small instructions. Not recorded yet on this kind of machine. "
+        "The same machine as Big CPU, with one thing changed: LIMIT_ISA=SMALL."
+    ) in machines
 
 
 def test_the_machine_table_links_relative_to_the_page_it_is_on(three):

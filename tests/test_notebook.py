@@ -64,7 +64,9 @@ def shown_snippets(lesson: Lesson) -> list[Snippet]:
     site = read_site(ROOT)
     names = []
     for page in lesson.pages:
-        names += [n for _, n in blocks.headers((site.docs_dir / page).read_text(encoding="utf-8").splitlines())]
+        names += [
+            n for _, n in blocks.headers((site.docs_dir / page).read_text(encoding="utf-8").splitlines())
+        ]
     return [load(ROOT / "snippets", n) for n in names]
 
 
@@ -94,26 +96,37 @@ def test_the_notebook_is_what_the_command_writes_now(lesson):
     fresh, _ = render(ROOT, lesson)
     current = path.read_text(encoding="utf-8") if path.is_file() else ""
     if current != fresh:
-        diff = "".join(list(difflib.unified_diff(
-            current.splitlines(keepends=True), fresh.splitlines(keepends=True),
-            f"{shown} (on disk)", f"{shown} (fresh)", n=1))[:40])
-        pytest.fail(f"{shown} is out of date with the pages, snippets or recordings: "
-                    f"run `{COMMAND}` and commit it.\n{diff}", pytrace=False)
+        diff = "".join(
+            list(
+                difflib.unified_diff(
+                    current.splitlines(keepends=True),
+                    fresh.splitlines(keepends=True),
+                    f"{shown} (on disk)",
+                    f"{shown} (fresh)",
+                    n=1,
+                )
+            )[:40]
+        )
+        pytest.fail(
+            f"{shown} is out of date with the pages, snippets or recordings: "
+            f"run `{COMMAND}` and commit it.\n{diff}",
+            pytrace=False,
+        )
 
 
 def test_generation_is_deterministic_and_the_check_flag_says_what_to_run(tmp_path, lesson):
     assert render(ROOT, lesson)[0] == render(ROOT, lesson)[0]
     copy_site(ROOT, tmp_path, extra=("scripts", "src"))
     script = [sys.executable, str(tmp_path / "scripts" / "make_notebook.py")]
-    assert subprocess.run(script, capture_output=True, text=True).returncode == 0
-    assert subprocess.run(script + ["--check"], capture_output=True, text=True).returncode == 0
+    assert subprocess.run(script, capture_output=True, text=True, check=False).returncode == 0
+    assert subprocess.run(script + ["--check"], capture_output=True, text=True, check=False).returncode == 0
 
     expected = shown_snippets(lesson)
     target = notebook_target(Store(ROOT), expected)
     edited = next(s for s in expected if s.runs_on(target))  # one whose output the notebook shows
     snippet = tmp_path / "snippets" / edited.name
     snippet.write_text(snippet.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
-    done = subprocess.run(script + ["--check"], capture_output=True, text=True)
+    done = subprocess.run(script + ["--check"], capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert f"run `{COMMAND}`" in done.stderr
     assert f"{edited.name}: no fresh " in done.stderr
@@ -139,8 +152,9 @@ def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_record
     assert not target.needs_device
     assert expected, f"the pages of lesson {lesson.name} show no snippet"
     shown = [unguarded(source).rstrip("\n") for source, _ in cells]
-    assert shown == [s.display_source().rstrip("\n") for s in expected], \
+    assert shown == [s.display_source().rstrip("\n") for s in expected], (
         f"the notebook's code cells differ from the pages' snippets: run `{COMMAND}`"
+    )
     for snippet, (_, cell) in zip(expected, cells):
         if not snippet.runs_on(target):
             assert cell.outputs == [], snippet.name
@@ -162,8 +176,9 @@ def test_cells_needing_a_device_and_only_they_start_with_its_guard(lesson):
 def test_the_guard_and_the_spawn_tests_are_not_vacuous():
     every = [s for lesson in LESSONS for s in shown_snippets(lesson)]
     assert any(guard(s) for s in every) == any(t.device for t in TARGETS)
-    assert any(spawns(s.display_source()) for s in every), \
+    assert any(spawns(s.display_source()) for s in every), (
         "no snippet uses multiprocessing any more: drop test_snippets_that_spawn_processes_run_from_a_file"
+    )
 
 
 def test_snippets_that_spawn_processes_run_from_a_file(lesson):
@@ -221,7 +236,9 @@ expect:
     assert "[a snippet](#my-lesson-06-measure)" in text
     assert f"[the\nrecordings]({site.url('recordings.md')})" in text  # a link that wraps
     assert "[PyTorch](https://pytorch.org)" in text
-    assert "**Compare with a tolerance**\n\nBody line one,\nline two.\n\n```python\n>>> 1 + 1\n2\n```\n" in text
+    assert (
+        "**Compare with a tolerance**\n\nBody line one,\nline two.\n\n```python\n>>> 1 + 1\n2\n```\n" in text
+    )
     assert "**Question**\n\nHidden?\n" in text
     assert "- checked\n- unchecked" in text
     assert "*Figure, shown on the lesson site:* Bars of bits. Both halve the memory." in text
@@ -242,8 +259,9 @@ def test_it_runs_top_to_bottom_on_a_machine_without_a_gpu(tmp_path, monkeypatch,
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     nb = committed(lesson)
     # Raises CellExecutionError, with the cell and its traceback, if any cell fails.
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     for snippet, (_, cell) in zip(shown_snippets(lesson), snippet_cells(nb)):
         stdout = "".join(o.text for o in cell.outputs if o.get("name") == "stdout")
         device = TARGETS.device_for(snippet.requires)

@@ -23,18 +23,18 @@ def words(text: str) -> list[str]:
 
 
 def runs(seq: list[str], n: int = RUN) -> set[tuple[str, ...]]:
-    return {tuple(seq[i:i + n]) for i in range(len(seq) - n + 1)}
+    return {tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)}
 
 
 def copied(page: list[str], seed: set[tuple[str, ...]], n: int = RUN) -> list[str]:
     """The longest stretches of the page whose every n-word window is in the seed."""
     hits, i = [], 0
     while i <= len(page) - n:
-        if tuple(page[i:i + n]) in seed:
+        if tuple(page[i : i + n]) in seed:
             j = i + 1
-            while j <= len(page) - n and tuple(page[j:j + n]) in seed:
+            while j <= len(page) - n and tuple(page[j : j + n]) in seed:
                 j += 1
-            hits.append(" ".join(page[i:j + n - 1]))
+            hits.append(" ".join(page[i : j + n - 1]))
             i = j + n - 1
         else:
             i += 1
@@ -45,8 +45,9 @@ def copied(page: list[str], seed: set[tuple[str, ...]], n: int = RUN) -> list[st
 def seed_runs() -> set[tuple[str, ...]]:
     texts = sorted(SEED.glob("*.txt")) if SEED.is_dir() else []
     if not texts:
-        pytest.skip(f"the seed lesson is not here ({SEED}): "
-                    "these checks need ../shared/seed/ beside the checkout")
+        pytest.skip(
+            f"the seed lesson is not here ({SEED}): these checks need ../shared/seed/ beside the checkout"
+        )
     found: set[tuple[str, ...]] = set()
     for text in texts:
         found |= runs(words(text.read_text(encoding="utf-8")))
@@ -63,5 +64,7 @@ def test_the_word_comparison_finds_a_copied_sentence_whatever_its_markup():
 @pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")), ids=lambda p: p.name)
 def test_no_page_repeats_ten_words_of_the_seed(seed_runs, page):
     hits = copied(words(page.read_text(encoding="utf-8")), seed_runs)
-    assert not hits, (f"docs/{page.name} repeats the seed lesson word for word; say it in the "
-                      f"project's own words:\n" + "\n".join(f"  - {h}" for h in hits))
+    assert not hits, (
+        f"docs/{page.name} repeats the seed lesson word for word; say it in the "
+        f"project's own words:\n" + "\n".join(f"  - {h}" for h in hits)
+    )

@@ -66,13 +66,27 @@ CLAIM_LINE = 7  # of the expect line in docs/index.md
 def run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     env.pop("PYTEST_XDIST_WORKER", None)
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, env=env, check=False)
 
 
 def pytest_in(lesson: Path) -> subprocess.CompletedProcess:
     # -p no:xdist: a plain run, as the author would start it; rootdir is the lesson folder.
-    return run([sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q",
-                "--rootdir", str(lesson), str(lesson / "docs")], lesson)
+    return run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(lesson),
+            str(lesson / "docs"),
+        ],
+        lesson,
+    )
 
 
 def build(lesson: Path) -> subprocess.CompletedProcess:
@@ -134,6 +148,8 @@ def test_a_stale_recording_is_named_with_its_fix(lesson):
     finally:
         snippet.write_text(good, encoding="utf-8")
     assert done.returncode == 1, done.stdout
-    assert "stale" in done.stdout and "record_runs.py --target cpu counting/01_sum.py" in done.stdout, done.stdout
+    assert "stale" in done.stdout and "record_runs.py --target cpu counting/01_sum.py" in done.stdout, (
+        done.stdout
+    )
     assert built.returncode != 0
     assert "recording of counting/01_sum.py is stale" in built.stdout + built.stderr

@@ -34,8 +34,12 @@ def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess:
     # a missing CUDA recording fails this build, as it should.
     return subprocess.run(
         [str(MKDOCS), "build", "--strict", "-d", str(site)],
-        cwd=root, capture_output=True, text=True, timeout=300,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        check=False,
     )
 
 
@@ -133,19 +137,27 @@ def throwaway(root: Path, outputs: dict[tuple[str, str], list[str]]) -> Path:
     """Write THROWAWAY under root and a recording of each (snippet, target) in outputs."""
     project = Project(root).files(THROWAWAY)
     for (name, target), stdout in outputs.items():
-        project.recording(load(root / "snippets", name), target, stdout, duration_s=1.5,
-                          busy={"before": 0.03, "after": 0.01, "window_s": 1.0, "cpus": 2})
+        project.recording(
+            load(root / "snippets", name),
+            target,
+            stdout,
+            duration_s=1.5,
+            busy={"before": 0.03, "after": 0.01, "window_s": 1.0, "cpus": 2},
+        )
     return root
 
 
 @pytest.fixture(scope="module")
 def throwaway_site(tmp_path_factory) -> Path:
-    root = throwaway(tmp_path_factory.mktemp("throwaway"), {
-        ("lesson/01_limits.py", "big"): ["max: 65504", "rounds to one: True"],
-        ("lesson/01_limits.py", "big-as-small"): ["max: 65504", "rounds to one: True"],
-        ("lesson/02_speed.py", "big"): ["faster here: faster"],
-        ("lesson/02_speed.py", "big-as-small"): ["faster here: slower"],
-    })
+    root = throwaway(
+        tmp_path_factory.mktemp("throwaway"),
+        {
+            ("lesson/01_limits.py", "big"): ["max: 65504", "rounds to one: True"],
+            ("lesson/01_limits.py", "big-as-small"): ["max: 65504", "rounds to one: True"],
+            ("lesson/02_speed.py", "big"): ["faster here: faster"],
+            ("lesson/02_speed.py", "big-as-small"): ["faster here: slower"],
+        },
+    )
     result = mkdocs_build(root, root / "site")
     assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
     return root / "site"
@@ -157,7 +169,9 @@ def test_output_alike_everywhere_is_shown_once_and_outputs_that_differ_in_tabs(t
     (tabs,) = output_tabs(page)  # only the snippet whose output differs has tabs
     assert list(tabs) == ["Big CPU", "Big CPU limited"]
     assert '<span class="hll">faster here: faster\n</span>' in tabs["Big CPU"]
-    assert "Same machine as the Big CPU tab, with one thing changed: LIMIT_ISA=SMALL." in tabs["Big CPU limited"]
+    assert (
+        "Same machine as the Big CPU tab, with one thing changed: LIMIT_ISA=SMALL." in tabs["Big CPU limited"]
+    )
     assert "other load 3% before, 1% after" in tabs["Big CPU"]
     (once,) = re.findall(r'<div class="recorded-once">(.*?)</ul></div>', page, re.DOTALL)
     assert once.count("max: 65504") == 1 and '<span class="hll">max: 65504\n</span>' in once
@@ -168,26 +182,34 @@ def test_output_alike_everywhere_is_shown_once_and_outputs_that_differ_in_tabs(t
 def test_the_machine_table_page_is_built_in_the_nav_with_linked_rows(throwaway_site):
     page = (throwaway_site / "machines" / "index.html").read_text(encoding="utf-8")
 
-    assert re.search(r'<a href="../machines/" class="md-nav__link">\s*<span class="md-ellipsis">\s*'
-                     r'What changes with the machine',
-                     (throwaway_site / "lesson" / "index.html").read_text(encoding="utf-8"))
+    assert re.search(
+        r'<a href="../machines/" class="md-nav__link">\s*<span class="md-ellipsis">\s*'
+        r"What changes with the machine",
+        (throwaway_site / "lesson" / "index.html").read_text(encoding="utf-8"),
+    )
     (table,) = re.findall(r"<table>.*?</table>", page, re.DOTALL)
     assert "<caption>lesson: each verdict line, as each kind of machine printed it</caption>" in table
-    rows = re.findall(r'<tr class="([^"]+)">\s*<th scope="row"><code>([^<]+)</code>.*?href="([^"]+)"',
-                      table, re.DOTALL)
+    rows = re.findall(
+        r'<tr class="([^"]+)">\s*<th scope="row"><code>([^<]+)</code>.*?href="([^"]+)"', table, re.DOTALL
+    )
     # MkDocs rewrote the links to the built pages; --strict checked their anchors.
-    assert rows == [("verdict-same", "rounds to one", "../lesson/#lesson-01-limits"),
-                    ("verdict-changes", "faster here", "../lesson/#lesson-02-speed")]
+    assert rows == [
+        ("verdict-same", "rounds to one", "../lesson/#lesson-01-limits"),
+        ("verdict-changes", "faster here", "../lesson/#lesson-02-speed"),
+    ]
     assert '<td class="verdict-value verdict-slower">slower</td>' in table
 
 
 def test_a_stale_required_recording_fails_the_build_and_the_table_says_stale(tmp_path):
-    root = throwaway(tmp_path / "project", {
-        ("lesson/01_limits.py", "big"): ["max: 65504", "rounds to one: True"],
-        ("lesson/01_limits.py", "big-as-small"): ["max: 65504", "rounds to one: True"],
-        ("lesson/02_speed.py", "big"): ["faster here: faster"],
-        ("lesson/02_speed.py", "big-as-small"): ["faster here: slower"],
-    })
+    root = throwaway(
+        tmp_path / "project",
+        {
+            ("lesson/01_limits.py", "big"): ["max: 65504", "rounds to one: True"],
+            ("lesson/01_limits.py", "big-as-small"): ["max: 65504", "rounds to one: True"],
+            ("lesson/02_speed.py", "big"): ["faster here: faster"],
+            ("lesson/02_speed.py", "big-as-small"): ["faster here: slower"],
+        },
+    )
     edited = root / "snippets" / "lesson" / "02_speed.py"
     edited.write_text('print("faster here: slower")\n', encoding="utf-8")
 
@@ -203,25 +225,38 @@ def test_the_notebook_page_is_light_and_shows_every_recorded_output(built_site):
     page = built_site / "lesson" / "index.html"
     text = page.read_text(encoding="utf-8")
     assert page.stat().st_size <= MAX_NOTEBOOK_BYTES, (
-        f"lesson/index.html is {page.stat().st_size} bytes (limit {MAX_NOTEBOOK_BYTES})")
-    assert "jp-Notebook" not in text and "--jp-" not in text, "mkdocs-jupyter's JupyterLab markup or CSS is back"
+        f"lesson/index.html is {page.stat().st_size} bytes (limit {MAX_NOTEBOOK_BYTES})"
+    )
+    assert "jp-Notebook" not in text and "--jp-" not in text, (
+        "mkdocs-jupyter's JupyterLab markup or CSS is back"
+    )
     notebook = nbformat.read(ROOT / "docs" / "lesson.ipynb", as_version=4)
-    outputs = [o.text for c in notebook.cells if c.cell_type == "code" for o in c.outputs
-               if o.output_type == "stream"]
+    outputs = [
+        o.text
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "stream"
+    ]
     assert outputs, "the notebook holds no recorded outputs"
     for output in outputs:
-        assert html.escape(output.strip("\n"), quote=False) in text, f"an output is not on the page: {output[:80]!r}"
+        assert html.escape(output.strip("\n"), quote=False) in text, (
+            f"an output is not on the page: {output[:80]!r}"
+        )
     # The download button (overrides/main.html) and the file it downloads.
     assert re.search(r'<a href="[^"]*lesson\.ipynb"[^>]*\bdownload\b', text), "no download button"
-    assert (built_site / "lesson" / "lesson.ipynb").read_bytes() == (ROOT / "docs" / "lesson.ipynb").read_bytes()
+    assert (built_site / "lesson" / "lesson.ipynb").read_bytes() == (
+        ROOT / "docs" / "lesson.ipynb"
+    ).read_bytes()
 
 
 def test_search_finds_each_text_once(built_site):
     """The notebook repeats the lesson pages, so it stays out of the index; no text is indexed twice."""
     docs = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
     assert any(d["location"].startswith("sixteen-bit/") for d in docs), "the lesson pages are not indexed"
-    assert not [d["location"] for d in docs if d["location"].startswith("lesson/")], \
+    assert not [d["location"] for d in docs if d["location"].startswith("lesson/")], (
         "the notebook page is in the search index"
+    )
     seen, twice = {}, []
     for d in docs:
         text = " ".join(d["text"].split())
@@ -267,8 +302,9 @@ def replace_line(path: Path, line: int, text: str) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("breakage", [name_a_missing_snippet, corrupt_a_recording, break_the_yaml],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "breakage", [name_a_missing_snippet, corrupt_a_recording, break_the_yaml], ids=lambda f: f.__name__
+)
 def test_broken_project_fails_the_strict_build_with_a_clear_message(tmp_path, breakage):
     root = copy_site(ROOT, tmp_path / "project")
     expected = breakage(root, *first_block())

@@ -23,7 +23,6 @@ from recorded.sybil_parser import LiveRuns, RecordedParser
 OUTPUT = ["hello", "answer: 42", "done"]
 
 
-
 class FakeRun:
     """Stands in for runner.run: returns what the test says, and notes each call."""
 
@@ -49,6 +48,7 @@ class Project(projects.Project):
 
     def live_target(self, target: str) -> None:
         """Decide what hardware LiveRuns finds on 'this machine', without probing it."""
+
         def check(t, python=None):
             if t.needs_device and target != "cuda":
                 raise sybil_parser.runner.TargetCheckFailed("no GPU here")
@@ -237,7 +237,8 @@ def test_snippet_needing_cuda_runs_live_on_a_cuda_machine(project):
 def test_failing_live_run_fails_with_its_stderr(project):
     project.recording(project.snippet(), "cpu", OUTPUT)
     project.run.results["lesson/x.py"] = RunResult(
-        "error", 1, [], ["Traceback (most recent call last):", "ValueError: boom"], 0.01)
+        "error", 1, [], ["Traceback (most recent call last):", "ValueError: boom"], 0.01
+    )
 
     message = project.failure(page(block()))
 
@@ -283,7 +284,7 @@ def test_header_inside_a_fenced_example_is_not_a_test(project):
 
 def test_header_in_a_fenced_example_without_a_closing_line_does_not_break_the_page(project):
     project.recording(project.snippet(), "cpu", OUTPUT)
-    text = page(block(body='expect:\n  - "hello"\n'), '```text\n/// recorded | lesson/x.py\n```')
+    text = page(block(body='expect:\n  - "hello"\n'), "```text\n/// recorded | lesson/x.py\n```")
 
     assert project.evaluate(text) == [None]
 

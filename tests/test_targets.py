@@ -21,7 +21,7 @@ from recorded import cli, kinds, runner, targets
 from recorded.bundles import bundle_json
 from recorded.snippets import SnippetError, load
 from recorded.store import Recording, Store
-from test_markdown_ext import block, output_tabs, page, warnings  # noqa: F401 (a fixture)
+from test_markdown_ext import block, output_tabs, page
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,26 +91,56 @@ def test_a_project_without_targets_gets_cpu_and_cuda(tmp_path):
     assert known.get("cpu").required and not known.get("cuda").required
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c.replace('label = "CPU, slowed"\n', ""),
-     "[tool.record-runs.targets.cpu-slow] lacks 'label', which must be a string"),
-    (lambda c: c.replace('provides = ["cpu", "cuda"]', 'provides = "cuda"'),
-     "[tool.record-runs.targets.gpu] provides must be a list of strings, got 'cuda'"),
-    (lambda c: c.replace("required = true\ncheck", "required = 1\ncheck"),
-     "[tool.record-runs.targets.cpu-slow] required must be true or false, got 1"),
-    (lambda c: c.replace('prints = "1" }', 'expect = "1" }'),
-     "[tool.record-runs.targets.cpu-slow.check] has unknown key(s) ['expect']; the keys are ['code', 'prints']"),
-    (lambda c: c.replace('description = "a pretend GPU"', 'descripton = "a pretend GPU"'),
-     "[tool.record-runs.targets.gpu] has unknown key(s) ['descripton']; the keys are"),
-    (lambda c: c.replace("targets.cpu-slow]", "targets.Cpu_Slow]"),
-     "target name 'Cpu_Slow': use lower-case letters, digits and dashes"),
-    (lambda c: c.replace('auto = ["gpu", "cpu"]', 'auto = ["tpu", "cpu"]'),
-     "auto names unknown target(s) ['tpu']; the targets are ['cpu', 'cpu-slow', 'gpu']"),
-    (lambda c: c.replace("[tool.record-runs]\n", "[tool.record-runs\n"), "pyproject.toml: not valid TOML"),
-], ids=["missing-key", "mistyped-list", "mistyped-bool", "bad-check", "unknown-key", "bad-name",
-        "unknown-auto", "bad-toml"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda c: c.replace('label = "CPU, slowed"\n', ""),
+            "[tool.record-runs.targets.cpu-slow] lacks 'label', which must be a string",
+        ),
+        (
+            lambda c: c.replace('provides = ["cpu", "cuda"]', 'provides = "cuda"'),
+            "[tool.record-runs.targets.gpu] provides must be a list of strings, got 'cuda'",
+        ),
+        (
+            lambda c: c.replace("required = true\ncheck", "required = 1\ncheck"),
+            "[tool.record-runs.targets.cpu-slow] required must be true or false, got 1",
+        ),
+        (
+            lambda c: c.replace('prints = "1" }', 'expect = "1" }'),
+            "[tool.record-runs.targets.cpu-slow.check] has unknown key(s) ['expect']; the keys are ['code', 'prints']",
+        ),
+        (
+            lambda c: c.replace('description = "a pretend GPU"', 'descripton = "a pretend GPU"'),
+            "[tool.record-runs.targets.gpu] has unknown key(s) ['descripton']; the keys are",
+        ),
+        (
+            lambda c: c.replace("targets.cpu-slow]", "targets.Cpu_Slow]"),
+            "target name 'Cpu_Slow': use lower-case letters, digits and dashes",
+        ),
+        (
+            lambda c: c.replace('auto = ["gpu", "cpu"]', 'auto = ["tpu", "cpu"]'),
+            "auto names unknown target(s) ['tpu']; the targets are ['cpu', 'cpu-slow', 'gpu']",
+        ),
+        (
+            lambda c: c.replace("[tool.record-runs]\n", "[tool.record-runs\n"),
+            "pyproject.toml: not valid TOML",
+        ),
+    ],
+    ids=[
+        "missing-key",
+        "mistyped-list",
+        "mistyped-bool",
+        "bad-check",
+        "unknown-key",
+        "bad-name",
+        "unknown-auto",
+        "bad-toml",
+    ],
+)
 def test_a_bad_config_entry_is_refused_naming_the_file_the_target_and_the_key(
-        tmp_path, capsys, runs, change, message):
+    tmp_path, capsys, runs, change, message
+):
     make(tmp_path)
     assert cli.main([], root=tmp_path) == 0
     before = tree(tmp_path)
@@ -130,7 +160,9 @@ def test_a_bad_config_entry_is_refused_naming_the_file_the_target_and_the_key(
 # -- recording -----------------------------------------------------------------------------
 
 
-def test_default_records_every_target_this_machine_can_run_each_in_its_own_environment(tmp_path, runs, capsys):
+def test_default_records_every_target_this_machine_can_run_each_in_its_own_environment(
+    tmp_path, runs, capsys
+):
     make(tmp_path)
 
     assert cli.main([], root=tmp_path) == 0
@@ -141,8 +173,11 @@ def test_default_records_every_target_this_machine_can_run_each_in_its_own_envir
     slow = store.read("lesson/01_a.py", "cpu-slow")
     assert slow.stdout == ["limit: 1"]
     assert slow.machine["target"] == {
-        "name": "cpu-slow", "description": "this CPU with a made-up limit",
-        "env": {"CUDA_VISIBLE_DEVICES": "", "MADE_UP_LIMIT": "1"}, "check": "1"}
+        "name": "cpu-slow",
+        "description": "this CPU with a made-up limit",
+        "env": {"CUDA_VISIBLE_DEVICES": "", "MADE_UP_LIMIT": "1"},
+        "check": "1",
+    }
     assert "skipped gpu: this machine cannot run it" in capsys.readouterr().err
 
 
@@ -168,7 +203,8 @@ def test_an_unknown_target_on_the_command_line_exits_2_naming_the_known_ones(tmp
 
 
 def test_a_target_whose_check_fails_records_nothing_and_keeps_what_was_recorded(
-        tmp_path, runs, capsys, fake_machine):
+    tmp_path, runs, capsys, fake_machine
+):
     make(tmp_path)
     assert cli.main([], root=tmp_path) == 0
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(ENV_REPORT + "print('edited')\n")
@@ -185,7 +221,10 @@ def test_a_target_whose_check_fails_records_nothing_and_keeps_what_was_recorded(
 
     assert cli.main([], root=tmp_path) == 0  # every target: the others still record
     assert runs == [("lesson/01_a.py", "cpu")]
-    assert "skipped cpu-slow: this machine cannot run it (its check printed '0', not '1')" in capsys.readouterr().err
+    assert (
+        "skipped cpu-slow: this machine cannot run it (its check printed '0', not '1')"
+        in capsys.readouterr().err
+    )
     assert tree(tmp_path)["cpu-slow/lesson/01_a.json"] == before["cpu-slow/lesson/01_a.json"]
 
 
@@ -194,8 +233,9 @@ def test_the_real_check_runs_in_the_targets_environment(tmp_path, monkeypatch):
     known = targets.load(make(tmp_path))
 
     assert runner.check(known.get("cpu-slow")) == "1"
-    wrong = targets.Target("cpu-slow", "x", frozenset({"cpu"}), "x", (), True, (),
-                           targets.Check("print('AVX512')", "AVX2"))
+    wrong = targets.Target(
+        "cpu-slow", "x", frozenset({"cpu"}), "x", (), True, (), targets.Check("print('AVX512')", "AVX2")
+    )
     with pytest.raises(runner.TargetCheckFailed, match="its check printed 'AVX512', not 'AVX2'"):
         runner.check(wrong)
 
@@ -204,8 +244,14 @@ REAL_CHECK = runner.check
 
 
 def _printed(code: str, env: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env), capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     return (done.stdout.strip().splitlines() or [done.stderr.strip()[-200:]])[-1]
 
 
@@ -230,11 +276,14 @@ def test_the_emulated_avx2_limits_are_proven_in_the_run_and_the_host_prints_othe
         assert unlimited.endswith("MKL AVX-512"), unlimited
 
 
-EMULATED = THREE.replace("""required = true
-check = {""", """required = true
+EMULATED = THREE.replace(
+    """required = true
+check = {""",
+    """required = true
 emulated = true
 host = "cpu"
-check = {""")
+check = {""",
+)
 
 
 def test_an_emulated_targets_check_must_print_something_else_in_its_hosts_environment(tmp_path, monkeypatch):
@@ -244,16 +293,18 @@ def test_an_emulated_targets_check_must_print_something_else_in_its_hosts_enviro
     known = targets.load(make(tmp_path, EMULATED))
     assert runner.check(known.get("cpu-slow")) == "1"  # its host has no MADE_UP_LIMIT: it fails there
 
-    blind = targets.load(make(tmp_path, EMULATED.replace(
-        "print(os.environ['MADE_UP_LIMIT'])", "print(1)")))
+    blind = targets.load(make(tmp_path, EMULATED.replace("print(os.environ['MADE_UP_LIMIT'])", "print(1)")))
     with pytest.raises(runner.TargetCheckFailed) as raised:
         runner.check(blind.get("cpu-slow"))
-    assert ("its check prints '1' in its host cpu's environment too ({'CUDA_VISIBLE_DEVICES': ''}), "
-            "so it cannot tell cpu-slow from cpu") in str(raised.value)
+    assert (
+        "its check prints '1' in its host cpu's environment too ({'CUDA_VISIBLE_DEVICES': ''}), "
+        "so it cannot tell cpu-slow from cpu"
+    ) in str(raised.value)
 
 
 def test_the_recorder_refuses_an_emulated_target_whose_check_cannot_tell_it_from_its_host(
-        tmp_path, runs, capsys, monkeypatch):
+    tmp_path, runs, capsys, monkeypatch
+):
     monkeypatch.setattr(runner, "check", REAL_CHECK)
     make(tmp_path, EMULATED.replace("print(os.environ['MADE_UP_LIMIT'])", "print(1)"))
 
@@ -263,16 +314,28 @@ def test_the_recorder_refuses_an_emulated_target_whose_check_cannot_tell_it_from
     assert runs == [] and not (tmp_path / "recordings").exists()
 
 
-@pytest.mark.parametrize("device, message", [
-    ('"tpu"', "[tool.record-runs.targets.gpu] device 'tpu' is not a known device (known: ['cuda'])"),
-    ('{ name = "a TPU", available = "True" }',
-     "[tool.record-runs.targets.gpu.device] lacks 'probe', which must be Python that prints one JSON object"),
-    ('{ name = "a TPU", probe = "print(1)", available = "x = 1" }',
-     "[tool.record-runs.targets.gpu.device] available must be Python whose last line is an expression"),
-    ('3', "[tool.record-runs.targets.gpu] device must be the key of a known device or a table"),
-    ('"cuda"\nrequires = { gpu = true }', "[tool.record-runs.targets.gpu] requires.gpu is no longer a key: "
-                                         "a target with a device declares it, device = <the key of a known"),
-])
+@pytest.mark.parametrize(
+    "device, message",
+    [
+        ('"tpu"', "[tool.record-runs.targets.gpu] device 'tpu' is not a known device (known: ['cuda'])"),
+        (
+            '{ name = "a TPU", available = "True" }',
+            "[tool.record-runs.targets.gpu.device] lacks 'probe', which must be Python that prints one JSON object",
+        ),
+        (
+            '{ name = "a TPU", probe = "print(1)", available = "x = 1" }',
+            "[tool.record-runs.targets.gpu.device] available must be Python whose last line is an expression",
+        ),
+        ("3", "[tool.record-runs.targets.gpu] device must be the key of a known device or a table"),
+        (
+            '"cuda"\nrequires = { gpu = true }',
+            (
+                "[tool.record-runs.targets.gpu] requires.gpu is no longer a key: "
+                "a target with a device declares it, device = <the key of a known"
+            ),
+        ),
+    ],
+)
 def test_a_badly_declared_device_is_refused_naming_the_key(tmp_path, device, message):
     make(tmp_path, THREE.replace('device = "cuda"', f"device = {device}"))
 
@@ -286,13 +349,19 @@ def test_a_badly_declared_device_is_refused_naming_the_key(tmp_path, device, mes
 
 
 def test_a_snippet_requiring_what_no_target_provides_names_the_known_ones(tmp_path):
-    make(tmp_path, snippets={"lesson/01_mps.py": "# /// script\n# [tool.record-runs]\n"
-                                                  "# requires = [\"mps\"]\n# ///\nprint(1)\n"})
+    make(
+        tmp_path,
+        snippets={
+            "lesson/01_mps.py": '# /// script\n# [tool.record-runs]\n# requires = ["mps"]\n# ///\nprint(1)\n'
+        },
+    )
 
     with pytest.raises(SnippetError) as raised:
         load(tmp_path / "snippets", "lesson/01_mps.py")
 
-    assert "lesson/01_mps.py: [tool.record-runs] requires must be a list drawn from ['cpu', 'cuda']" in str(raised.value)
+    assert "lesson/01_mps.py: [tool.record-runs] requires must be a list drawn from ['cpu', 'cuda']" in str(
+        raised.value
+    )
     assert "the targets ['cpu', 'cpu-slow', 'gpu']" in str(raised.value)
 
 
@@ -347,19 +416,38 @@ def test_an_unknown_target_in_a_block_names_page_line_and_the_known_targets(tmp_
 
 def _bundle(tmp_path: Path, target: str, check: str | None) -> Path:
     snippet = load(tmp_path / "snippets", "lesson/01_a.py")
-    rec = Recording(snippet.name, target, snippet.sha256(), "ok", 0, ["limit: 1"], [], 0.1,
-                    "2026-12-02T00:00:00Z", {"cpu": {"model": "x"}, "target": {"name": target, "check": check}})
+    rec = Recording(
+        snippet.name,
+        target,
+        snippet.sha256(),
+        "ok",
+        0,
+        ["limit: 1"],
+        [],
+        0.1,
+        "2026-12-02T00:00:00Z",
+        {"cpu": {"model": "x"}, "target": {"name": target, "check": check}},
+    )
     path = tmp_path / "b.json"
     path.write_text(bundle_json([rec]), encoding="utf-8")
     return path
 
 
-@pytest.mark.parametrize("target, check, why", [
-    ("tpu", None, "unknown target 'tpu'; the targets are ['cpu', 'cpu-slow', 'gpu']"),
-    ("cpu-slow", "0", "a cpu-slow recording whose machine did not prove the target: its check printed '0'"),
-    ("cpu-slow", None, "its check printed None"),
-])
-def test_a_bundle_for_an_unknown_or_unproven_target_is_refused_and_nothing_written(tmp_path, capsys, target, check, why):
+@pytest.mark.parametrize(
+    "target, check, why",
+    [
+        ("tpu", None, "unknown target 'tpu'; the targets are ['cpu', 'cpu-slow', 'gpu']"),
+        (
+            "cpu-slow",
+            "0",
+            "a cpu-slow recording whose machine did not prove the target: its check printed '0'",
+        ),
+        ("cpu-slow", None, "its check printed None"),
+    ],
+)
+def test_a_bundle_for_an_unknown_or_unproven_target_is_refused_and_nothing_written(
+    tmp_path, capsys, target, check, why
+):
     make(tmp_path)
 
     assert cli.main(["--import", str(_bundle(tmp_path, target, check))], root=tmp_path) == 1
@@ -413,8 +501,10 @@ def test_compare_has_a_published_column_per_target(tmp_path, capsys):
 
     out = capsys.readouterr().out
     assert "published CPU, slowed:" in out and "published GPU:" in out
-    assert "verdicts here: 1 same, 0 differ vs published CPU; 1 same, 0 differ vs published CPU, slowed; " \
-           "none to compare with published GPU" in out
+    assert (
+        "verdicts here: 1 same, 0 differ vs published CPU; 1 same, 0 differ vs published CPU, slowed; "
+        "none to compare with published GPU" in out
+    )
 
 
 def test_the_recordings_page_lists_every_target(tmp_path):

@@ -24,7 +24,9 @@ def rule_source(path: Path) -> str | None:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name in RULE:
             parts[node.name] = ast.get_source_segment(source, node)
-        elif isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "MIN_EFFECT" for t in node.targets):
+        elif isinstance(node, ast.Assign) and any(
+            getattr(t, "id", None) == "MIN_EFFECT" for t in node.targets
+        ):
             parts["MIN_EFFECT"] = ast.get_source_segment(source, node)
     if not parts:
         return None
@@ -50,7 +52,9 @@ def test_every_snippet_that_prints_a_verdict_carries_the_same_rule():
     assert len(texts) >= 5, f"expected the rule in the timing snippets, found it in {sorted(texts)}"
     first, *others = texts.items()
     for name, text in others:
-        assert text == first[1], f"{name}'s verdict rule differs from {first[0]}'s: keep one rule, word for word"
+        assert text == first[1], (
+            f"{name}'s verdict rule differs from {first[0]}'s: keep one rule, word for word"
+        )
 
 
 def test_a_snippet_that_prints_a_verdict_line_defines_the_rule():
@@ -84,13 +88,16 @@ def test_overlapping_spreads_are_within_noise_however_far_the_medians(rule):
     assert rule["verdict"](base, other) == "within noise"
 
 
-@pytest.mark.parametrize(("samples", "message"), [
-    ([1.0, 2.0, 3.0, 4.0], "at least 5 timings"),
-    ([1.0, 2.0, 0.0, 4.0, 5.0], "positive finite numbers"),
-    ([1.0, 2.0, -3.0, 4.0, 5.0], "positive finite numbers"),
-    ([1.0, 2.0, float("nan"), 4.0, 5.0], "positive finite numbers"),
-    ([1.0, 2.0, "3", 4.0, 5.0], "positive finite numbers"),
-])
+@pytest.mark.parametrize(
+    ("samples", "message"),
+    [
+        ([1.0, 2.0, 3.0, 4.0], "at least 5 timings"),
+        ([1.0, 2.0, 0.0, 4.0, 5.0], "positive finite numbers"),
+        ([1.0, 2.0, -3.0, 4.0, 5.0], "positive finite numbers"),
+        ([1.0, 2.0, float("nan"), 4.0, 5.0], "positive finite numbers"),
+        ([1.0, 2.0, "3", 4.0, 5.0], "positive finite numbers"),
+    ],
+)
 def test_bad_samples_raise_a_clear_error_instead_of_a_verdict(rule, samples, message):
     good = [1.0, 2.0, 3.0, 4.0, 5.0]
     with pytest.raises(ValueError, match=message):

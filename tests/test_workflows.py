@@ -34,6 +34,8 @@ WRITERS = {
     ("record.yml", "merge"): {"contents", "pull-requests"},
     ("pages.yml", "deploy"): {"pages", "id-token"},
 }
+
+
 def load(name):
     return yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
 
@@ -281,8 +283,10 @@ def test_record_matrix_is_the_targets_runs_on_data():
     for t in known:
         assert t.runs_on, f"target {t.name} names no runner labels (runs-on) in pyproject.toml"
         want.setdefault(t.runs_on, []).append(t.name)
-    got = {tuple([e["runner"]] if isinstance(e["runner"], str) else e["runner"]): e["targets"].split(",")
-           for e in include}
+    got = {
+        tuple([e["runner"]] if isinstance(e["runner"], str) else e["runner"]): e["targets"].split(",")
+        for e in include
+    }
     assert got == want, "record.yml's matrix disagrees with the targets' runs-on in pyproject.toml"
     for entry in include:
         assert entry["target"] == entry["targets"].split(",")[0], "a job takes its first target's name"
@@ -458,10 +462,19 @@ def rehearse(tmp_path: Path, flags: str) -> tuple[list[subprocess.CompletedProce
     (shims / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     job = jobs("record.yml")["record"]
     entry = hosted_entry()
-    env = dict(os.environ, PATH=f"{shims}{os.pathsep}{os.environ['PATH']}",
-               PYTHONPATH=f"{clone / 'src'}{os.pathsep}{shims}", REHEARSAL_CPU_FLAGS=flags,
-               TARGET=entry["target"], TARGETS=entry["targets"], FORCE="false", RUNNER_NAME="rehearsal",
-               RUNNER_OS="Linux", RUNNER_ARCH="X64", RUNNER_TEMP=str(tmp_path))
+    env = dict(
+        os.environ,
+        PATH=f"{shims}{os.pathsep}{os.environ['PATH']}",
+        PYTHONPATH=f"{clone / 'src'}{os.pathsep}{shims}",
+        REHEARSAL_CPU_FLAGS=flags,
+        TARGET=entry["target"],
+        TARGETS=entry["targets"],
+        FORCE="false",
+        RUNNER_NAME="rehearsal",
+        RUNNER_OS="Linux",
+        RUNNER_ARCH="X64",
+        RUNNER_TEMP=str(tmp_path),
+    )
     done, outcome = [], "success"
     for step in steps(job):
         if "run" not in step:
@@ -469,8 +482,15 @@ def rehearse(tmp_path: Path, flags: str) -> tuple[list[subprocess.CompletedProce
         if "if" in step and "matrix.hosted" in step["if"] and not entry["hosted"]:
             continue
         env["OUTCOME"] = outcome  # steps.record.outcome, for the describing step
-        result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=clone, env=env,
-                                capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            ["bash", "-e", "-c", step["run"]],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         done.append(result)
         if step.get("id") == "record":
             outcome = "success" if result.returncode == 0 else "failure"

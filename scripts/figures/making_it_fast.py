@@ -18,6 +18,7 @@ LESSON = "making_it_fast"
 
 # -- data ----------------------------------------------------------------------------------
 
+
 def first_cpu_recording(store: Store, snippet: str) -> tuple[list[str], dict] | None:
     """The first CPU target's fresh recording of the snippet, in tab order."""
     for target in store.targets:
@@ -46,14 +47,21 @@ def flow_data(store: Store) -> dict:
         ("05_mixed_precision_cpu.py", None, "bfloat16 on a CPU"),
         ("04_mixed_precision_cuda.py", "cuda", "float16 on a GPU"),
     ):
-        got = (fresh_stdout(store, f"{LESSON}/{snippet}", target) if target
-               else first_cpu_recording(store, snippet))
+        got = (
+            fresh_stdout(store, f"{LESSON}/{snippet}", target)
+            if target
+            else first_cpu_recording(store, snippet)
+        )
         if got:
             lines, _ = got
             steps[key] = {
                 what: m[1] if (m := search(rf"^{what}: torch\.(\w+)", lines)) else None
-                for what in ("activations computed in", "loss computed in", "master weights kept in",
-                             "gradients reach the optimizer in")
+                for what in (
+                    "activations computed in",
+                    "loss computed in",
+                    "master weights kept in",
+                    "gradients reach the optimizer in",
+                )
             }
     return {"steps": steps}
 
@@ -73,8 +81,9 @@ def timing_data(store: Store) -> dict:
             row = {"label": f"{machine_label(target, machine)} ({kind})"}
             for name in ("float32", "bfloat16"):
                 # "float32:  12.70 ms per batch (median of 30, IQR 12.50-13.00)"; the IQR may be absent.
-                m = search(rf"^{name}:\s+{NUMBER} ms per batch(?: \(median of \d+, IQR {NUMBER}-{NUMBER}\))?",
-                           lines)
+                m = search(
+                    rf"^{name}:\s+{NUMBER} ms per batch(?: \(median of \d+, IQR {NUMBER}-{NUMBER}\))?", lines
+                )
                 row[f"{name}_ms"] = float(m[1])
                 row[f"{name}_iqr"] = [float(m[2]), float(m[3])] if m[2] else None
             rows.append(row)
@@ -94,11 +103,16 @@ def worked_example_data(store: Store) -> dict:
         lines, machine = got
         for line in lines:
             if m := pattern.match(line):
-                runs.append({
-                    "machine": machine_label(target, machine), "config": m[1],
-                    "epoch_s": float(m[2]), "peak_mb": float(m[4]), "memory": m[5],
-                    "accuracy": float(m[6]),
-                })
+                runs.append(
+                    {
+                        "machine": machine_label(target, machine),
+                        "config": m[1],
+                        "epoch_s": float(m[2]),
+                        "peak_mb": float(m[4]),
+                        "memory": m[5],
+                        "accuracy": float(m[6]),
+                    }
+                )
     return {"runs": runs}
 
 
@@ -150,12 +164,21 @@ def draw_flow(data: dict):
     from matplotlib.patches import FancyBboxPatch
 
     for x, y, text, colour in boxes:
-        ax.add_patch(FancyBboxPatch((x, y), 2.1, 1.3, boxstyle="round,pad=0.05",
-                                    facecolor=colour, alpha=0.15, edgecolor=colour))
+        ax.add_patch(
+            FancyBboxPatch(
+                (x, y), 2.1, 1.3, boxstyle="round,pad=0.05", facecolor=colour, alpha=0.15, edgecolor=colour
+            )
+        )
         ax.text(x + 1.05, y + 0.65, text, ha="center", va="center")
-    arrows = [((2.3, 3.05), (2.7, 3.05)), ((4.8, 3.05), (5.2, 3.05)), ((7.3, 3.05), (7.7, 3.05)),
-              ((8.75, 2.4), (8.75, 1.6)), ((7.7, 0.95), (7.3, 0.95)), ((5.2, 0.95), (4.8, 0.95)),
-              ((2.7, 0.95), (1.25, 2.4))]
+    arrows = [
+        ((2.3, 3.05), (2.7, 3.05)),
+        ((4.8, 3.05), (5.2, 3.05)),
+        ((7.3, 3.05), (7.7, 3.05)),
+        ((8.75, 2.4), (8.75, 1.6)),
+        ((7.7, 0.95), (7.3, 0.95)),
+        ((5.2, 0.95), (4.8, 0.95)),
+        ((2.7, 0.95), (1.25, 2.4)),
+    ]
     for start, end in arrows:
         ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "->", "lw": 1.5})
     ax.set_title("One mixed-precision training step")
@@ -175,13 +198,23 @@ def draw_timing(data: dict):
 
     for i, row in enumerate(rows):
         y = len(rows) - 1 - i
-        for name, dy, colour, legend in (("float32", 0.18, "#7f7f7f", "float32"),
-                                         ("bfloat16", -0.18, "#d95f02", "bfloat16 autocast")):
+        for name, dy, colour, legend in (
+            ("float32", 0.18, "#7f7f7f", "float32"),
+            ("bfloat16", -0.18, "#d95f02", "bfloat16 autocast"),
+        ):
             value, iqr = row[f"{name}_ms"], row[f"{name}_iqr"]
             # The whisker spans the interquartile range: where the middle half of the timings fell.
             xerr = [[value - iqr[0]], [iqr[1] - value]] if iqr else None
-            ax.barh(y + dy, value, height=0.34, color=colour, xerr=xerr, capsize=3,
-                    error_kw={"elinewidth": 1, "ecolor": "black"}, label=legend if i == 0 else None)
+            ax.barh(
+                y + dy,
+                value,
+                height=0.34,
+                color=colour,
+                xerr=xerr,
+                capsize=3,
+                error_kw={"elinewidth": 1, "ecolor": "black"},
+                label=legend if i == 0 else None,
+            )
             ax.text(right_end(row, name), y + dy, f" {value:g} ms", va="center")
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows][::-1])
     ax.set_xlabel("time per batch, ms (median, whiskers: interquartile range; shorter is faster)")
@@ -199,8 +232,11 @@ def draw_worked_example(data: dict):
     configs = list(dict.fromkeys(r["config"] for r in runs))
     machines = list(dict.fromkeys(r["machine"] for r in runs))
     width = 0.8 / max(1, len(machines))
-    for ax, key, title in zip(axes, ("epoch_s", "peak_mb", "accuracy"),
-                              ("median epoch, s (log scale)", "peak memory, MB", "held-out accuracy, %")):
+    for ax, key, title in zip(
+        axes,
+        ("epoch_s", "peak_mb", "accuracy"),
+        ("median epoch, s (log scale)", "peak memory, MB", "held-out accuracy, %"),
+    ):
         if key == "epoch_s":
             ax.set_yscale("log")  # float16 on a CPU without float16 arithmetic is 20x slower or more
         for j, machine in enumerate(machines):
@@ -212,8 +248,11 @@ def draw_worked_example(data: dict):
                     ys.append(r[key])
             bars = ax.bar(xs, ys, width=width, label=machine if ax is axes[0] else None)
             ax.bar_label(bars, fmt="%.3g", fontsize=7)
-        ax.set_xticks(range(len(configs)), [c.replace(" + ", "\n+ ").replace(" autocast", "\nautocast")
-                                            for c in configs], fontsize=8)
+        ax.set_xticks(
+            range(len(configs)),
+            [c.replace(" + ", "\n+ ").replace(" autocast", "\nautocast") for c in configs],
+            fontsize=8,
+        )
         ax.set_title(title)
         ax.spines[["top", "right"]].set_visible(False)
     if machines:

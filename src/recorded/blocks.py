@@ -37,16 +37,20 @@ NAME = "recorded"
 KEYS = ("expect", "expect_on")
 #: A block's header, wherever it stands: at the left margin (``prefix`` empty) it is a block;
 #: after indentation, ``>`` or a list marker it is one nested in something else.
-HEADER = re.compile(rf"^(?P<prefix>[ \t>]*(?:(?:[-*+]|\d+[.)])[ \t]+)?)(?P<slashes>/{{3,}})[ \t]*"
-                    rf"(?i:{NAME})(?![\w-])[ \t]*(?:\|[ \t]*(?P<argument>.*?))?[ \t]*$")
+HEADER = re.compile(
+    rf"^(?P<prefix>[ \t>]*(?:(?:[-*+]|\d+[.)])[ \t]+)?)(?P<slashes>/{{3,}})[ \t]*"
+    rf"(?i:{NAME})(?![\w-])[ \t]*(?:\|[ \t]*(?P<argument>.*?))?[ \t]*$"
+)
 #: Any pymdownx.blocks header (admonition, details, tab, ...) and any block's end, as pymdownx reads them.
 _ANY_HEADER = re.compile(r"^[ ]{0,3}(?P<slashes>/{3,})[ ]*[\w-]+")
 _END = re.compile(r"^[ ]{0,3}(?P<slashes>/{3,})[ ]*$")
 #: Sybil's Markdown fence (sybil.parsers.markdown.lexers.FENCE), read a line at a time: a fence may
 #: follow indentation, ``>`` quoting or a list marker, and only a fence of the same prefix length,
 #: character and at least its length, with nothing after it, closes it.
-FENCE = re.compile(r"^(?P<prefix>(?:[ \t]*>)+[ \t]*|[ \t]*(?:[-*+]|\d+[.)])[ \t]+|[ \t]*)"
-                   r"(?P<fence>`{3,}|~{3,})(?P<trailing>.*)$")
+FENCE = re.compile(
+    r"^(?P<prefix>(?:[ \t]*>)+[ \t]*|[ \t]*(?:[-*+]|\d+[.)])[ \t]+|[ \t]*)"
+    r"(?P<fence>`{3,}|~{3,})(?P<trailing>.*)$"
+)
 #: verdicts.py's older fence test, kept until it reads its blocks with read() too.
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
@@ -75,7 +79,9 @@ def anchor(snippet: str) -> str:
 
 
 def _lines(value, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+    if not isinstance(value, list) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+    ):
         raise BlockError(f"{where} must be a list of printed lines, each a quoted string.")
     return tuple(str(v) for v in value)
 
@@ -87,9 +93,7 @@ def parse(argument: str | None, body: str, targets: tuple[str, ...] | None = Non
         targets = targets_.load(Path.cwd()).names
     snippet = (argument or "").strip()
     if not snippet:
-        raise BlockError(
-            "the header names no snippet; write `/// recorded | my_lesson/01_intro.py`."
-        )
+        raise BlockError("the header names no snippet; write `/// recorded | my_lesson/01_intro.py`.")
     try:
         data = yaml.safe_load(body) if body.strip() else {}
         node = yaml.compose(body) if body.strip() else None
@@ -108,8 +112,10 @@ def parse(argument: str | None, body: str, targets: tuple[str, ...] | None = Non
         raise BlockError(f"expect_on must map a target ({', '.join(targets)}) to a list of lines.")
     bad = [t for t in on if t not in targets]
     if bad:
-        raise BlockError(f"expect_on names unknown target(s) {bad}; the targets are {list(targets)} "
-                         "(declared in pyproject.toml under [tool.record-runs.targets]).")
+        raise BlockError(
+            f"expect_on names unknown target(s) {bad}; the targets are {list(targets)} "
+            "(declared in pyproject.toml under [tool.record-runs.targets])."
+        )
     expect_on = {t: _lines(v, f"expect_on.{t}") for t, v in on.items()}
     return Block(snippet, expect, expect_on, _claim_lines(node))
 
@@ -131,8 +137,10 @@ def _claim_lines(node) -> dict[str, int]:
 
 # -- the page reader ---------------------------------------------------------------------
 
-NESTED = ("it is indented or nested inside another block (an admonition, a list, a tab), where the "
-          "tests and the notebook do not read it; start it at the left margin.")
+NESTED = (
+    "it is indented or nested inside another block (an admonition, a list, a tab), where the "
+    "tests and the notebook do not read it; start it at the left margin."
+)
 UNCLOSED = "it has no closing `///` line; end the block with one."
 
 
@@ -205,7 +213,9 @@ def read(text: str | list[str]) -> Page:
         if h := HEADER.match(line):
             end, body = _block_end(lines, number, h.group("prefix"), len(h.group("slashes")), fences)
             inside = generic[-1][1] if generic else None
-            found.append(Found(number, (h.group("argument") or "").strip(), body, end, h.group("prefix"), inside))
+            found.append(
+                Found(number, (h.group("argument") or "").strip(), body, end, h.group("prefix"), inside)
+            )
             number = end if end is not None else len(lines)
             continue
         if (e := _END.match(line)) and generic and len(e.group("slashes")) == generic[-1][0]:
@@ -219,17 +229,22 @@ def read(text: str | list[str]) -> Page:
 
 def _closes(m: re.Match[str] | None, opening: re.Match[str]) -> bool:
     """Sybil's RawFencedCodeBlockLexer.match_closes_existing."""
-    return (m is not None and m.group("fence")[0] == opening.group("fence")[0]
-            and len(m.group("fence")) >= len(opening.group("fence"))
-            and len(m.group("prefix")) == len(opening.group("prefix")) and not m.group("trailing").strip())
+    return (
+        m is not None
+        and m.group("fence")[0] == opening.group("fence")[0]
+        and len(m.group("fence")) >= len(opening.group("fence"))
+        and len(m.group("prefix")) == len(opening.group("prefix"))
+        and not m.group("trailing").strip()
+    )
 
 
 def _fence(m: re.Match[str], start: int, end: int | None) -> Fence:
     return Fence(start, end, m.group("prefix"), m.group("trailing").strip())
 
 
-def _block_end(lines: list[str], header: int, prefix: str, slashes: int,
-               fences: list[Fence]) -> tuple[int | None, str]:
+def _block_end(
+    lines: list[str], header: int, prefix: str, slashes: int, fences: list[Fence]
+) -> tuple[int | None, str]:
     """The closing line of the block whose header is line ``header``, and its body.
     Fenced lines in the body cannot close it (superfences hides them from pymdownx)."""
     body: list[str] = []
@@ -238,7 +253,7 @@ def _block_end(lines: list[str], header: int, prefix: str, slashes: int,
     for number in range(header + 1, len(lines) + 1):
         line = lines[number - 1]
         # A nested block's lines carry its indentation (or quoting): read them without it.
-        inner = line[len(prefix):] if not line[:len(prefix)].strip(" \t>") else line.lstrip()
+        inner = line[len(prefix) :] if not line[: len(prefix)].strip(" \t>") else line.lstrip()
         if open_fence is not None:
             if _closes(FENCE.match(inner), open_fence):
                 fences.append(_fence(open_fence, fence_line, number))
@@ -264,8 +279,11 @@ def nearest_snippet(snippets_dir: Path, name: str) -> str | None:
     snippets_dir = Path(snippets_dir)
     if (snippets_dir / name).is_file():
         return None  # it exists: whatever is wrong with it, it is not the name
-    names = [p.relative_to(snippets_dir).as_posix() for p in snippets_dir.rglob("*.py")
-             if "__pycache__" not in p.parts]
+    names = [
+        p.relative_to(snippets_dir).as_posix()
+        for p in snippets_dir.rglob("*.py")
+        if "__pycache__" not in p.parts
+    ]
     # Close as a whole and in the file's own name: `lesson/nope.py` is not a typo of `lesson/x.py`.
     stem = PurePosixPath(name.strip()).stem
     for near in difflib.get_close_matches(name.strip(), names, n=5, cutoff=0.6):

@@ -137,16 +137,21 @@ def read_bundle(path: Path) -> Bundle:
             f"{where}: not a JSON bundle ({exc}); it may be damaged or not a bundle at all."
         ) from None
     if not isinstance(data, dict) or "bundle" not in data:
-        raise BundleError(f"{where}: not a bundle (a JSON object with a \"bundle\" key, "
-                          "as `record_runs.py --bundle FILE` writes).")
+        raise BundleError(
+            f'{where}: not a bundle (a JSON object with a "bundle" key, '
+            "as `record_runs.py --bundle FILE` writes)."
+        )
     if data["bundle"] != BUNDLE_VERSION:
         raise BundleError(f"{where}: bundle format {data['bundle']!r}, this project reads {BUNDLE_VERSION}.")
     unknown = sorted(set(data) - set(BUNDLE_KEYS))
     missing = sorted(set(BUNDLE_KEYS) - set(data))
     if unknown or missing:
-        raise BundleError(f"{where}: wrong bundle layout"
-                          + (f"; unknown key(s) {unknown}" if unknown else "")
-                          + (f"; missing key(s) {missing}" if missing else "") + ".")
+        raise BundleError(
+            f"{where}: wrong bundle layout"
+            + (f"; unknown key(s) {unknown}" if unknown else "")
+            + (f"; missing key(s) {missing}" if missing else "")
+            + "."
+        )
     if not isinstance(data["created_at"], str) or not isinstance(data["recordings_sha256"], str):
         raise BundleError(f"{where}: created_at and recordings_sha256 must be strings.")
     if not (data["machine"] is None or isinstance(data["machine"], dict)):
@@ -162,9 +167,11 @@ def read_bundle(path: Path) -> Bundle:
         except RecordingError as exc:
             raise BundleError(f"{where}: {exc}") from None
     if digest(recs) != data["recordings_sha256"]:
-        raise BundleError(f"{where}: its recordings do not match its checksum (recordings_sha256): "
-                          "the file was edited or damaged after it was written. Make it again with "
-                          "`record_runs.py --bundle FILE`.")
+        raise BundleError(
+            f"{where}: its recordings do not match its checksum (recordings_sha256): "
+            "the file was edited or damaged after it was written. Make it again with "
+            "`record_runs.py --bundle FILE`."
+        )
     return Bundle(path, data["created_at"], data["machine"], recs)
 
 
@@ -204,29 +211,40 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
             target = store.targets.by_name.get(rec.target)
             claimed = (rec.machine.get("target") or {}) if isinstance(rec.machine.get("target"), dict) else {}
             if target is None:
-                why = (f"unknown target {rec.target!r}; the targets are {list(store.targets.names)} "
-                       f"(declared in {store.targets.source})")
+                why = (
+                    f"unknown target {rec.target!r}; the targets are {list(store.targets.names)} "
+                    f"(declared in {store.targets.source})"
+                )
             elif snippet.name != rec.snippet:
                 why = f"unknown snippet: name it as {snippet.name!r}"
             elif not snippet.runs_on(target):
-                why = (f"the snippet needs {', '.join(sorted(snippet.requires))}, which the "
-                       f"{rec.target} target does not offer")
+                why = (
+                    f"the snippet needs {', '.join(sorted(snippet.requires))}, which the "
+                    f"{rec.target} target does not offer"
+                )
             elif target.needs_device and not rec.machine.get("gpu"):
-                why = (f"a {rec.target} recording that names no device ({target.requires.device}) "
-                       "in its machine")
+                why = (
+                    f"a {rec.target} recording that names no device ({target.requires.device}) in its machine"
+                )
             elif target.check and claimed.get("check") != target.check.prints:
-                why = (f"a {rec.target} recording whose machine did not prove the target: its check "
-                       f"printed {claimed.get('check')!r}, and {rec.target} needs "
-                       f"{target.check.prints!r} ({target.check.code})")
+                why = (
+                    f"a {rec.target} recording whose machine did not prove the target: its check "
+                    f"printed {claimed.get('check')!r}, and {rec.target} needs "
+                    f"{target.check.prints!r} ({target.check.code})"
+                )
             elif unmet := machines.unmet(target.requires, rec.machine):
-                why = (f"its machine is not a {rec.target} machine ({'; '.join(unmet)}; {rec.target} "
-                       f"requires {target.requires}): {machines.words(rec.machine)}")
+                why = (
+                    f"its machine is not a {rec.target} machine ({'; '.join(unmet)}; {rec.target} "
+                    f"requires {target.requires}): {machines.words(rec.machine)}"
+                )
             elif key in seen:
                 why = "recorded twice in this bundle"
             elif rec.sha256 != snippet.sha256() and not allow_stale:
-                why = (f"outdated: recorded from other bytes of the snippet (sha256 {rec.sha256[:12]}…, "
-                       f"the snippet now has {snippet.sha256()[:12]}…); re-record it, or import it "
-                       "marked stale with --allow-stale")
+                why = (
+                    f"outdated: recorded from other bytes of the snippet (sha256 {rec.sha256[:12]}…, "
+                    f"the snippet now has {snippet.sha256()[:12]}…); re-record it, or import it "
+                    "marked stale with --allow-stale"
+                )
         seen.add(key)
         outcomes.append(Outcome(rec, "refused" if why else "not imported", why))
         if why:
@@ -244,8 +262,12 @@ def whole_tabs(store: Store, bundle: Bundle) -> set[str]:
     held = {(r.snippet, r.target) for r in bundle.recordings if r.ok}
     whole = set()
     for group in {store.targets.get(r.target).machine_of for r in bundle.recordings}:
-        needed = {(s.name, t) for t in store.targets.sharing(group) for s in discover(store.snippets_dir)
-                  if s.runs_on(store.targets.get(t))}
+        needed = {
+            (s.name, t)
+            for t in store.targets.sharing(group)
+            for s in discover(store.snippets_dir)
+            if s.runs_on(store.targets.get(t))
+        }
         if needed <= held:
             whole.add(group)
     return whole
@@ -261,15 +283,22 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> list[
         group = store.targets.get(rec.target).machine_of
         first = firsts.setdefault(group, rec)
         here = None if group in whole else kinds.recorded_machine(store, rec.target)
-        other = first.machine if not machines.same_machine(first.machine, rec.machine) else (
-            here[1] if here and not machines.same_machine(here[1], rec.machine) else None)
+        other = (
+            first.machine
+            if not machines.same_machine(first.machine, rec.machine)
+            else (here[1] if here and not machines.same_machine(here[1], rec.machine) else None)
+        )
         if other is not None:
             where = "this bundle" if other is first.machine else store._shown(here[0])
-            o.action, o.why = "refused", (
-                f"{bundle.path}: {rec.snippet} on {rec.target} comes from {machines.words(rec.machine)}, "
-                f"but {where} has {', '.join(store.targets.sharing(rec.target))} from "
-                f"{machines.words(other)}: one tab shows one machine. Re-record the whole tab on one "
-                f"machine (--target {rec.target} --replace-machine --bundle FILE)")
+            o.action, o.why = (
+                "refused",
+                (
+                    f"{bundle.path}: {rec.snippet} on {rec.target} comes from {machines.words(rec.machine)}, "
+                    f"but {where} has {', '.join(store.targets.sharing(rec.target))} from "
+                    f"{machines.words(other)}: one tab shows one machine. Re-record the whole tab on one "
+                    f"machine (--target {rec.target} --replace-machine --bundle FILE)"
+                ),
+            )
             problems.append(o.why)
     return problems
 
@@ -283,9 +312,13 @@ def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report
     outcomes, problems = _check(store, bundle, allow_stale)
     if problems:
         n = len(problems)
-        return Report(bundle.path, bundle, outcomes,
-                      error=f"{path}: refused, nothing imported: {n} recording{'s' * (n != 1)} "
-                            "cannot be imported (below).")
+        return Report(
+            bundle.path,
+            bundle,
+            outcomes,
+            error=f"{path}: refused, nothing imported: {n} recording{'s' * (n != 1)} "
+            "cannot be imported (below).",
+        )
     outcomes, whole = [], whole_tabs(store, bundle)
     for rec in bundle.recordings:
         target_path = store.path(rec.snippet, rec.target)
@@ -303,13 +336,20 @@ def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report
         except RecordingError:
             here = None  # an unreadable file here is replaced
         if here and here.ok and not rec.ok:
-            outcomes.append(Outcome(rec, "refused", f"a failed run ({rec.status}, exit code "
-                                    f"{rec.exit_code}) never replaces the good recording here, "
-                                    f"from {here.recorded_at}"))
+            outcomes.append(
+                Outcome(
+                    rec,
+                    "refused",
+                    f"a failed run ({rec.status}, exit code "
+                    f"{rec.exit_code}) never replaces the good recording here, "
+                    f"from {here.recorded_at}",
+                )
+            )
             continue
         if stale and here and here.ok and here.sha256 == snippet.sha256():
-            outcomes.append(Outcome(rec, "refused", "stale: it would replace a fresh recording; "
-                                    "the fresh one is kept"))
+            outcomes.append(
+                Outcome(rec, "refused", "stale: it would replace a fresh recording; the fresh one is kept")
+            )
             continue
         store.write(rec)
         notes = []
@@ -322,9 +362,9 @@ def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report
         outcomes.append(Outcome(rec, "imported", "; ".join(notes)))
     for group in whole:  # the bundle re-recorded this tab: the other machine's leftovers go
         made = next(r.machine for r in bundle.recordings if store.targets.get(r.target).machine_of == group)
-        for path, rec in kinds.recordings(store, store.targets.sharing(group)):
+        for old, rec in kinds.recordings(store, store.targets.sharing(group)):
             if not machines.same_machine(rec.machine, made):
-                path.unlink()
+                old.unlink()
     return Report(bundle.path, bundle, outcomes)
 
 

@@ -67,9 +67,14 @@ def _cheap_why_not(targets: Targets, name: str) -> str | None:
     return None
 
 
-def choose(targets: Targets, asked: str | None = None, default: str = ALL,
-           needed: Callable[[str], bool] = lambda name: True, whole_machines: bool = False,
-           where: str = "--target") -> Choice:
+def choose(
+    targets: Targets,
+    asked: str | None = None,
+    default: str = ALL,
+    needed: Callable[[str], bool] = lambda name: True,
+    whole_machines: bool = False,
+    where: str = "--target",
+) -> Choice:
     """The targets to run on, and why the others were skipped.
 
     ``asked``: target names (``cpu,cpu-avx2``), ``all`` or ``auto`` (``default`` when None).
@@ -107,8 +112,11 @@ def choose(targets: Targets, asked: str | None = None, default: str = ALL,
     choice = Choice(asked, tuple(chosen), tuple(skipped))
     if asked == AUTO and not chosen:
         option = where.startswith("-")  # on the command line, not the tests' live runs
-        raise ChoiceError(f"{where + ' ' + AUTO if option else where}: none of the auto targets "
-                          f"{list(targets.auto)} ([tool.record-runs] auto in pyproject.toml) can run on "
-                          "this machine" + (f" ({choice.why()})" if skipped else "")
-                          + (f"; name one with {where}." if option else "."))
+        raise ChoiceError(
+            f"{where + ' ' + AUTO if option else where}: none of the auto targets "
+            f"{list(targets.auto)} ([tool.record-runs] auto in pyproject.toml) can run on "
+            "this machine"
+            + (f" ({choice.why()})" if skipped else "")
+            + (f"; name one with {where}." if option else ".")
+        )
     return choice

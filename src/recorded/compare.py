@@ -43,7 +43,7 @@ def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
         elif timings := list(_TIMING.finditer(text)):
             label = " ".join(text[: timings[0].start()].split()).rstrip(" :|=-,(")
             if not label:
-                label = " ".join(text[timings[0].end():].split()).strip(" :|=-,()") or "(unlabelled)"
+                label = " ".join(text[timings[0].end() :].split()).strip(" :|=-,()") or "(unlabelled)"
             line = Line("timing", label, " / ".join(t.group(0) for t in timings))
         else:
             continue
@@ -124,8 +124,10 @@ def table(
         for key in keys:
             kind, label, n = key
             mine_line = lines_here.get(key)
-            row = [f"  {_clip(label, MAX_LABEL - 2)}" + (f" [{n + 1}]" if n else ""),
-                   mine_line.value if mine_line else "-"]
+            row = [
+                f"  {_clip(label, MAX_LABEL - 2)}" + (f" [{n + 1}]" if n else ""),
+                mine_line.value if mine_line else "-",
+            ]
             for t in targets:
                 other = lines_pub[t].get(key)
                 if other is None:
@@ -153,7 +155,8 @@ def table(
     verdicts = "; ".join(
         f"{v['same']} same, {v['differs']} differ{'s' * (v['differs'] == 1)} vs published "
         f"{col.removeprefix('published ')}"
-        if v["same"] + v["differs"] else f"none to compare with published {col.removeprefix('published ')}"
+        if v["same"] + v["differs"]
+        else f"none to compare with published {col.removeprefix('published ')}"
         for col, v in zip(columns, tally.values())
     )
     out.append(f"verdicts here: {verdicts}")

@@ -76,8 +76,9 @@ def lesson_figures(root: Path, lesson: Lesson) -> tuple[Figure, ...]:
         return ()
     path = Path(root) / lesson.figures
     if not path.is_file():
-        raise FileNotFoundError(f"pyproject.toml: lesson {lesson.name}'s figures module {lesson.figures} "
-                                "does not exist.")
+        raise FileNotFoundError(
+            f"pyproject.toml: lesson {lesson.name}'s figures module {lesson.figures} does not exist."
+        )
     spec = importlib.util.spec_from_file_location(f"_figures_{lesson.name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -100,7 +101,9 @@ def render(store: Store, out_dir: Path, fig: Figure) -> Path:
     drawn = fig.draw(data)
     target = path(out_dir, fig)
     out_dir.mkdir(parents=True, exist_ok=True)
-    drawn.savefig(target, format="svg", metadata={"Date": None, "Description": f"data sha256 {data_hash(data)}"})
+    drawn.savefig(
+        target, format="svg", metadata={"Date": None, "Description": f"data sha256 {data_hash(data)}"}
+    )
     import matplotlib.pyplot as plt
 
     plt.close(drawn)

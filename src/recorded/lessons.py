@@ -32,7 +32,9 @@ TABLE = "tool.record-runs.lessons"
 
 SCHEMA = {
     "title": Key("a string", schema.text, required=True),
-    "pages": Key("a list of pages under docs/ (strings ending in .md)", schema.relatives(".md"), required=True),
+    "pages": Key(
+        "a list of pages under docs/ (strings ending in .md)", schema.relatives(".md"), required=True
+    ),
     "notebook": Key("a path under docs/ ending in .ipynb", schema.relative(".ipynb")),
     "notebook_note": Key("a string", schema.any_text, default=""),
     "notebook_skip": Key("a table of page = [section headings]", schema.table_of_text_lists, default={}),
@@ -74,9 +76,16 @@ def _entry(name: str, entry: object, where: str) -> Lesson:
     strays = sorted(set(v["notebook_skip"]) - set(v["pages"]))
     if strays:
         raise LessonError(f"{where}: [{table}] notebook_skip names {strays}, which are not among its pages.")
-    return Lesson(name, v["title"].strip(), tuple(v["pages"]), v["notebook"], " ".join(v["notebook_note"].split()),
-                  {p: frozenset(s) for p, s in v["notebook_skip"].items()}, v["figures"],
-                  v["figures_dir"].rstrip("/"))
+    return Lesson(
+        name,
+        v["title"].strip(),
+        tuple(v["pages"]),
+        v["notebook"],
+        " ".join(v["notebook_note"].split()),
+        {p: frozenset(s) for p, s in v["notebook_skip"].items()},
+        v["figures"],
+        v["figures_dir"].rstrip("/"),
+    )
 
 
 def parse(config: dict, where: str = CONFIG_FILE) -> dict[str, Lesson]:

@@ -39,8 +39,18 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 #: What every recording looked for before recordings said so (``cpu.looked_for``).
 _LOOKED_FOR_BEFORE = (
-    "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
-    "amx_int8", "asimd", "asimdhp", "bf16", "sve",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+    "asimd",
+    "asimdhp",
+    "bf16",
+    "sve",
 )
 
 
@@ -64,5 +74,6 @@ def unmet(requires, machine: dict[str, Any]) -> list[str]:
 def words(machine: dict[str, Any]) -> str:
     """One machine's identity in a line, for messages: model, cores, flags, torch, GPU."""
     i = identity(machine)
-    return (f"{i['cpu']} ({i['cores']} cores, flags {', '.join(i['flags']) or 'none'}, torch {i['torch']}"
-            + (f", GPU {i['gpu']})" if i["gpu"] else ")"))
+    return f"{i['cpu']} ({i['cores']} cores, flags {', '.join(i['flags']) or 'none'}, torch {i['torch']}" + (
+        f", GPU {i['gpu']})" if i["gpu"] else ")"
+    )

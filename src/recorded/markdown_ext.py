@@ -44,7 +44,7 @@ class _Page:
     @property
     def name(self) -> str:
         # MkDocs registers the page's file on this treeprocessor; other hosts may not.
-        relpath = self.md.treeprocessors["relpath"] if "relpath" in self.md.treeprocessors else None
+        relpath = self.md.treeprocessors.get("relpath", None)
         file = getattr(relpath, "file", None)
         return getattr(file, "src_uri", None) or "(page)"
 
@@ -87,7 +87,9 @@ class _CheckAllRead(Treeprocessor):
             if index in self.page.read:
                 continue
             if found.problem:  # nested or never closed: say that, the reason every reader shares
-                log.warning(f"{self.page.name}:{found.line}: `/// recorded | {found.argument}`: {found.problem}")
+                log.warning(
+                    f"{self.page.name}:{found.line}: `/// recorded | {found.argument}`: {found.problem}"
+                )
                 continue
             log.warning(
                 f"{self.page.name}:{found.line}: `/// recorded | {found.argument}` was not read as a block. "
@@ -145,8 +147,10 @@ class RecordedBlock(Block):
         # Output that every machine printed alike is shown once; tabs are for differences.
         if len(fresh) >= 2 and not broken and len({_printed(rec) for rec in fresh.values()}) == 1:
             return code + self.once(spec, snippet, states, fresh, where)
-        tabs = [(target.label, self.tab(spec, snippet, target, state, rec, reason, where, fresh))
-                for target, state, rec, reason in states]
+        tabs = [
+            (target.label, self.tab(spec, snippet, target, state, rec, reason, where, fresh))
+            for target, state, rec, reason in states
+        ]
         return code + _tabbed(f"__recorded_{count}", tabs)
 
     def notify(self, snippet, target, state, rec, reason, where) -> None:
@@ -154,14 +158,20 @@ class RecordedBlock(Block):
         label = target.label
         must_be_fresh = target.required or self.config["strict"]
         if state is State.MISSING and must_be_fresh:
-            log.warning(f"{where}: {snippet.name} has no {label} recording; run `{self.fix(snippet, target)}`.")
+            log.warning(
+                f"{where}: {snippet.name} has no {label} recording; run `{self.fix(snippet, target)}`."
+            )
         elif state is State.INVALID:
             log.warning(f"{where}: {reason}")
         elif state is State.STALE and must_be_fresh:
-            log.warning(f"{where}: the {label} recording of {snippet.name} is stale; "
-                        f"run `{self.fix(snippet, target)}`.")
+            log.warning(
+                f"{where}: the {label} recording of {snippet.name} is stale; "
+                f"run `{self.fix(snippet, target)}`."
+            )
         elif state is State.FAILED and must_be_fresh:
-            log.warning(f"{where}: the {label} recording of {snippet.name} failed ({rec.status}); see its stderr.")
+            log.warning(
+                f"{where}: the {label} recording of {snippet.name} failed ({rec.status}); see its stderr."
+            )
 
     def tab(self, spec, snippet, target, state, rec, reason, where, fresh) -> str:
         known = self.config["store"].targets
@@ -171,31 +181,43 @@ class RecordedBlock(Block):
         if state is State.NOT_APPLICABLE:
             on = [known.label(t) for t in snippet.targets(known)]
             return _admonition(
-                "note", f"Not applicable on {label}",
+                "note",
+                f"Not applicable on {label}",
                 f"This snippet needs {html.escape(', '.join(sorted(snippet.requires)))}, "
                 f"so it is recorded on the {html.escape(' and '.join(on))} "
-                f"target{'s' * (len(on) != 1)} only.")
+                f"target{'s' * (len(on) != 1)} only.",
+            )
         if state is State.MISSING:
             return _admonition(
-                "info", f"Not recorded yet on {label}",
+                "info",
+                f"Not recorded yet on {label}",
                 f"No {html.escape(label)} recording of this snippet exists yet. On a machine that "
                 f"matches this target ({html.escape(target.description)}), "
-                f"record it with <code>{cmd}</code>.")
+                f"record it with <code>{cmd}</code>.",
+            )
         if state is State.INVALID:
             return _admonition("failure", f"Unreadable {label} recording", html.escape(reason))
         if state is State.STALE:
             return _admonition(
-                "warning", f"Stale {label} recording",
+                "warning",
+                f"Stale {label} recording",
                 f"The snippet changed after it was recorded on {html.escape(describe.machine(rec.machine))}, "
-                f"so its old output is not shown. Re-record it with <code>{cmd}</code>.")
+                f"so its old output is not shown. Re-record it with <code>{cmd}</code>.",
+            )
         emulated = self.emulated(snippet, target, rec, fresh, where)
         if state is State.FAILED:
             tail = "\n".join(rec.stderr[-15:]) or "(no error output)"
-            return _admonition(
-                "failure", f"The last {label} run failed",
-                f"It ended with status <code>{html.escape(rec.status)}</code> "
-                f"(exit code {html.escape(str(rec.exit_code))}). The end of its error output:"
-            ) + self.highlight(tail, "text") + emulated + _provenance(rec, target)
+            return (
+                _admonition(
+                    "failure",
+                    f"The last {label} run failed",
+                    f"It ended with status <code>{html.escape(rec.status)}</code> "
+                    f"(exit code {html.escape(str(rec.exit_code))}). The end of its error output:",
+                )
+                + self.highlight(tail, "text")
+                + emulated
+                + _provenance(rec, target)
+            )
         shown = self.output(rec, self.claimed(spec, snippet, target, rec, where))
         return shown + emulated + _provenance(rec, target)
 
@@ -208,9 +230,11 @@ class RecordedBlock(Block):
             if state is State.FRESH:
                 lines |= set(self.claimed(spec, snippet, target, rec, where))
                 emulated = self.emulated(snippet, target, rec, fresh, where, tag="span")
-                machines_.append(f"<li><strong>{html.escape(target.label)}</strong>: "
-                                 f"{html.escape(describe.provenance(rec, target.description))}"
-                                 f"{' ' + emulated if emulated else ''}</li>")
+                machines_.append(
+                    f"<li><strong>{html.escape(target.label)}</strong>: "
+                    f"{html.escape(describe.provenance(rec, target.description))}"
+                    f"{' ' + emulated if emulated else ''}</li>"
+                )
                 continue
             self.notify(snippet, target, state, rec, reason, where)
             cmd = html.escape(record_command(snippet.name, target.name))
@@ -218,20 +242,26 @@ class RecordedBlock(Block):
                 needs = html.escape(", ".join(sorted(snippet.requires)))
                 why = f"not applicable (this snippet needs {needs})"
             elif state is State.MISSING:
-                why = (f"not recorded yet on this kind of machine ({html.escape(target.description)}); "
-                       f"record it with <code>{cmd}</code>")
+                why = (
+                    f"not recorded yet on this kind of machine ({html.escape(target.description)}); "
+                    f"record it with <code>{cmd}</code>"
+                )
             elif state is State.STALE:
                 why = f"stale (the snippet changed since); re-record it with <code>{cmd}</code>"
             else:  # failed or unreadable recordings are shown as tabs instead
                 why = html.escape(state.value)
             others.append(f"<li><strong>{html.escape(target.label)}</strong>: {why}</li>")
         first = next(iter(fresh.values()))
-        text = (self.output(first, sorted(lines))
-                + f'<p class="recorded-provenance">Printed alike on these {len(fresh)} kinds of machine:</p>'
-                f'<ul class="recorded-provenance recorded-machines">{"".join(machines_)}</ul>')
+        text = (
+            self.output(first, sorted(lines))
+            + f'<p class="recorded-provenance">Printed alike on these {len(fresh)} kinds of machine:</p>'
+            f'<ul class="recorded-provenance recorded-machines">{"".join(machines_)}</ul>'
+        )
         if others:
-            text += (f'<p class="recorded-provenance">Not shown here:</p>'
-                     f'<ul class="recorded-provenance recorded-others">{"".join(others)}</ul>')
+            text += (
+                f'<p class="recorded-provenance">Not shown here:</p>'
+                f'<ul class="recorded-provenance recorded-others">{"".join(others)}</ul>'
+            )
         return f'<div class="recorded-once">{text}</div>'
 
     def claimed(self, spec, snippet, target, rec, where) -> list[int]:
@@ -245,16 +275,21 @@ class RecordedBlock(Block):
         if missing:
             near = [f"{n!r} (for {c!r})" for c in missing if (n := claims.nearest(c, rec.stdout)) is not None]
             said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
-            log.warning(f"{where}: the {target.label} recording of {snippet.name} does not print {missing!r} "
-                        f"({claims.RULE}).{said}")
+            log.warning(
+                f"{where}: the {target.label} recording of {snippet.name} does not print {missing!r} "
+                f"({claims.RULE}).{said}"
+            )
         return sorted({i + 1 for i in found if i is not None})
 
     def output(self, rec, hl: list[int]) -> str:
         """The recorded output with the lines this page relies on highlighted."""
         out = self.highlight("\n".join(rec.stdout) or "(printed nothing)", "text", hl_lines=hl)
         if rec.stderr:
-            out += ("<details class=\"recorded-stderr\"><summary>It also wrote to stderr</summary>"
-                    + self.highlight("\n".join(rec.stderr), "text") + "</details>")
+            out += (
+                '<details class="recorded-stderr"><summary>It also wrote to stderr</summary>'
+                + self.highlight("\n".join(rec.stderr), "text")
+                + "</details>"
+            )
         return out
 
     def emulated(self, snippet, target, rec, fresh, where, tag: str = "p") -> str:
@@ -265,15 +300,21 @@ class RecordedBlock(Block):
         if change is None:
             return ""
         host = known.get(target.host)
-        text = (f"Same machine as the {host.label} tab, with one thing changed: {change}. "
-                "That limits the instructions the libraries choose, not the machine's cores, caches or clock.")
+        text = (
+            f"Same machine as the {host.label} tab, with one thing changed: {change}. "
+            "That limits the instructions the libraries choose, not the machine's cores, caches or clock."
+        )
         theirs = fresh.get(host.name)
         if theirs is not None and not machines.same_machine(rec.machine, theirs.machine):
             differ = "; ".join(machines.differences(theirs.machine, rec.machine))
-            log.warning(f"{where}: the {target.label} recording of {snippet.name} was made on another machine "
-                        f"than the {host.label} one ({differ}); re-record both targets on one machine.")
-            text = (f"Meant to be the machine of the {host.label} tab with one thing changed ({change}), "
-                    f"but recorded on another machine: {differ}.")
+            log.warning(
+                f"{where}: the {target.label} recording of {snippet.name} was made on another machine "
+                f"than the {host.label} one ({differ}); re-record both targets on one machine."
+            )
+            text = (
+                f"Meant to be the machine of the {host.label} tab with one thing changed ({change}), "
+                f"but recorded on another machine: {differ}."
+            )
         return f'<{tag} class="recorded-emulated">{html.escape(text)}</{tag}>'
 
     def fix(self, snippet: Snippet, target) -> str:
@@ -302,8 +343,10 @@ def _provenance(rec, target) -> str:
 
 
 def _admonition(kind: str, title: str, text: str) -> str:
-    return (f'<div class="admonition {kind}"><p class="admonition-title">{html.escape(title)}</p>'
-            f"<p>{text}</p></div>")
+    return (
+        f'<div class="admonition {kind}"><p class="admonition-title">{html.escape(title)}</p>'
+        f"<p>{text}</p></div>"
+    )
 
 
 def _tabbed(name: str, tabs: list[tuple[str, str]]) -> str:
@@ -314,9 +357,11 @@ def _tabbed(name: str, tabs: list[tuple[str, str]]) -> str:
     )
     labels = "".join(f'<label for="{name}_{i + 1}">{html.escape(t)}</label>' for i, (t, _) in enumerate(tabs))
     blocks_ = "".join(f'<div class="tabbed-block">{content}</div>' for _, content in tabs)
-    return (f'<div class="tabbed-set tabbed-alternate recorded-outputs" data-tabs="{name}:{len(tabs)}">'
-            f'{inputs}<div class="tabbed-labels">{labels}</div>'
-            f'<div class="tabbed-content">{blocks_}</div></div>')
+    return (
+        f'<div class="tabbed-set tabbed-alternate recorded-outputs" data-tabs="{name}:{len(tabs)}">'
+        f'{inputs}<div class="tabbed-labels">{labels}</div>'
+        f'<div class="tabbed-content">{blocks_}</div></div>'
+    )
 
 
 def _highlighter(md: Markdown) -> Highlight:
@@ -333,16 +378,23 @@ class RecordedExtension(BlocksExtension):
     def __init__(self, **kwargs):
         self.config = {
             "root": [".", "Project folder holding snippets/ and recordings/ (default: the current one)"],
-            "strict": [False, ("Also warn about recordings of targets that pyproject.toml does not "
-                               "mark required that are missing, stale or failed (the release rule)")],
+            "strict": [
+                False,
+                (
+                    "Also warn about recordings of targets that pyproject.toml does not "
+                    "mark required that are missing, stale or failed (the release rule)"
+                ),
+            ],
         }
         super().__init__(**kwargs)
 
     def extendMarkdownBlocks(self, md: Markdown, block_mgr) -> None:
         root = Path(self.getConfig("root")).resolve()
         if not (root / "snippets").is_dir():
-            raise ValueError(f"recorded: no snippets/ folder in {root}; run from the project root "
-                             "or set the extension's root option.")
+            raise ValueError(
+                f"recorded: no snippets/ folder in {root}; run from the project root "
+                "or set the extension's root option."
+            )
         page = _Page(md)
         md.preprocessors.register(_FindHeaders(md, page), "recorded_headers", 40)
         md.treeprocessors.register(_CheckAllRead(md, page), "recorded_check", 1)

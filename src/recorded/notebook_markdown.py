@@ -19,7 +19,9 @@ import yaml
 from . import blocks
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_ADMONITION = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<type>[\w-]+)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$')
+_ADMONITION = re.compile(
+    r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<type>[\w-]+)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$'
+)
 _FIGURE_START = re.compile(r"^[ \t]*<figure\b[^>]*>[ \t]*$")
 _FIGURE_END = re.compile(r"^[ \t]*</figure>[ \t]*$")
 _IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)\)")
@@ -87,7 +89,6 @@ def read_site(root: Path) -> Site:
         site_url=config.get("site_url") or "",
         use_directory_urls=config.get("use_directory_urls", True) is not False,
     )
-
 
 
 # --- pages into parts ------------------------------------------------------------------
@@ -160,7 +161,9 @@ class Links:
 
     @staticmethod
     def page_anchor(page: str) -> str:
-        return "page-" + re.sub(r"[^a-z0-9]+", "-", PurePosixPath(page).with_suffix("").as_posix().lower()).strip("-")
+        return "page-" + re.sub(
+            r"[^a-z0-9]+", "-", PurePosixPath(page).with_suffix("").as_posix().lower()
+        ).strip("-")
 
     def rewrite(self, page: str, text: str) -> str:
         def one(m: re.Match[str]) -> str:
@@ -200,7 +203,9 @@ def convert_markdown(page: str, text: str, links: Links) -> str:
         if a := _ADMONITION.match(line):
             indent = len(a.group("indent")) + 4
             body: list[str] = []
-            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) >= indent):
+            while i < len(lines) and (
+                not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) >= indent
+            ):
                 body.append(lines[i])
                 i += 1
             blank_after = False
@@ -226,10 +231,14 @@ def convert_markdown(page: str, text: str, links: Links) -> str:
             i += 1
             whole = "\n".join(figure)
             image, caption = _IMAGE.search(whole), _CAPTION.search(whole)
-            words = [c.strip() for c in (
-                image.group("alt") if image else "",
-                " ".join(caption.group("caption").split()) if caption else "",
-            ) if c.strip()]
+            words = [
+                c.strip()
+                for c in (
+                    image.group("alt") if image else "",
+                    " ".join(caption.group("caption").split()) if caption else "",
+                )
+                if c.strip()
+            ]
             out.append(("*Figure, shown on the lesson site:* " + " ".join(words), False))
             continue
         out.append((_TASK.sub(lambda t: t.group("lead"), line), True))

@@ -17,9 +17,7 @@ from .targets import Target, Targets
 DEFAULT_TIMEOUT = 300.0
 
 # The reference expression from PEP 723 (inline script metadata).
-_METADATA = re.compile(
-    r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$\n?"
-)
+_METADATA = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$\n?")
 _TOOL_KEYS = {"requires", "timeout", "timing"}
 
 
@@ -87,8 +85,7 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
     pure = PurePosixPath(name.replace("\\", "/"))
     if pure.is_absolute() or ".." in pure.parts or not pure.parts:
         raise SnippetError(
-            f"{name!r}: name a file under snippets/ with a relative path, "
-            "such as 'my_lesson/01_intro.py'."
+            f"{name!r}: name a file under snippets/ with a relative path, such as 'my_lesson/01_intro.py'."
         )
     if pure.suffix != ".py":
         raise SnippetError(f"{name!r}: snippets are Python files ending in .py.")

@@ -49,10 +49,14 @@ CONFIG_FILE = "pyproject.toml"
 TABLE = "tool.record-runs.targets"
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
-_CHECK = {"code": Key("Python whose last printed line proves the target", schema.python, required=True),
-          "prints": Key("a string, the line the check must print", schema.any_text, required=True)}
-_REQUIRES = {"flags": Key("a list of CPU flag names", schema.texts, default=[]),
-             "absent": Key("a list of CPU flag names", schema.texts, default=[])}
+_CHECK = {
+    "code": Key("Python whose last printed line proves the target", schema.python, required=True),
+    "prints": Key("a string, the line the check must print", schema.any_text, required=True),
+}
+_REQUIRES = {
+    "flags": Key("a list of CPU flag names", schema.texts, default=[]),
+    "absent": Key("a list of CPU flag names", schema.texts, default=[]),
+}
 SCHEMA = {
     "label": Key("a string", schema.text, required=True),
     "provides": Key("a list of strings", schema.some_texts, required=True),
@@ -62,8 +66,11 @@ SCHEMA = {
     "detect": Key("a list of strings", schema.texts, default=[]),
     "check": Key("a table with code and prints, both strings", table=_CHECK),
     "requires": Key("a table of flags (a list) and absent (a list)", table=_REQUIRES),
-    "device": Key("the key of a known device or a table of name, probe, available and guard",
-                  schema.text, table=devices.SCHEMA),
+    "device": Key(
+        "the key of a known device or a table of name, probe, available and guard",
+        schema.text,
+        table=devices.SCHEMA,
+    ),
     "runs-on": Key("a runner label or a list of them", schema.text_or_texts, default=[]),
     "emulated": Key("true or false", schema.boolean, default=False),
     "host": Key("the name of another target", schema.text),
@@ -183,8 +190,10 @@ class Targets:
     def get(self, name: str, where: str = "") -> Target:
         """The target called name, or a TargetError naming the known ones."""
         if name not in self.by_name:
-            raise TargetError(f"{where + ': ' if where else ''}unknown target {name!r}; "
-                              f"the targets are {list(self.by_name)} (declared in {self.source}).")
+            raise TargetError(
+                f"{where + ': ' if where else ''}unknown target {name!r}; "
+                f"the targets are {list(self.by_name)} (declared in {self.source})."
+            )
         return self.by_name[name]
 
     def label(self, name: str) -> str:
@@ -203,27 +212,44 @@ def _check_entry(name: str, entry: object, where: str) -> Target:
     table = f"{TABLE}.{name}"
     shown = f"{where}: [{table}]"
     if isinstance(entry, dict) and "gpu" in (entry.get("requires") or {}):  # the key before devices
-        raise TargetError(f"{shown} requires.gpu is no longer a key: a target with a device declares it, "
-                          f"device = <the key of a known one: {sorted(devices.known())}> or a table of "
-                          "name, probe and available (src/recorded/builtin.toml shows one).")
+        raise TargetError(
+            f"{shown} requires.gpu is no longer a key: a target with a device declares it, "
+            f"device = <the key of a known one: {sorted(devices.known())}> or a table of "
+            "name, probe and available (src/recorded/builtin.toml shows one)."
+        )
     v = schema.validate(SCHEMA, entry, where, table, TargetError)
     check = Check(v["check"]["code"], v["check"]["prints"].strip()) if v["check"] else None
     runs_on = [v["runs-on"]] if isinstance(v["runs-on"], str) else v["runs-on"]
     emulated, host = v["emulated"], v["host"]
     if emulated and host is None:
-        raise TargetError(f"{shown} is emulated but names no host: add host = "
-                          "\"<target>\", the kind of machine it is recorded on with its limits.")
+        raise TargetError(
+            f"{shown} is emulated but names no host: add host = "
+            '"<target>", the kind of machine it is recorded on with its limits.'
+        )
     if host is not None and not emulated:
-        raise TargetError(f"{shown} names host {host!r} but is not emulated: "
-                          "add emulated = true, or drop host.")
+        raise TargetError(
+            f"{shown} names host {host!r} but is not emulated: add emulated = true, or drop host."
+        )
     if emulated and check is None:
-        raise TargetError(f"{shown} is emulated and has no check: add a check "
-                          "that proves in the run that each limit it sets took effect.")
+        raise TargetError(
+            f"{shown} is emulated and has no check: add a check "
+            "that proves in the run that each limit it sets took effect."
+        )
     device = _device(name, v["device"], shown)
-    return Target(name, v["label"].strip(), frozenset(v["provides"]), " ".join(v["description"].split()),
-                  tuple(v["env"].items()), v["required"], tuple(v["detect"]), check,
-                  _requirement(v["requires"] or {"flags": [], "absent": []}, device, shown),
-                  tuple(runs_on), host, device)
+    return Target(
+        name,
+        v["label"].strip(),
+        frozenset(v["provides"]),
+        " ".join(v["description"].split()),
+        tuple(v["env"].items()),
+        v["required"],
+        tuple(v["detect"]),
+        check,
+        _requirement(v["requires"] or {"flags": [], "absent": []}, device, shown),
+        tuple(runs_on),
+        host,
+        device,
+    )
 
 
 def _device(name: str, value: str | dict | None, shown: str) -> Device | None:
@@ -233,8 +259,10 @@ def _device(name: str, value: str | dict | None, shown: str) -> Device | None:
         return devices.make(name, value)
     known = devices.known()
     if value not in known:
-        raise TargetError(f"{shown} device {value!r} is not a known device (known: {sorted(known)}); "
-                          "declare it in full: device = { name = ..., probe = ..., available = ... }.")
+        raise TargetError(
+            f"{shown} device {value!r} is not a known device (known: {sorted(known)}); "
+            "declare it in full: device = { name = ..., probe = ..., available = ... }."
+        )
     return known[value]
 
 
@@ -242,8 +270,10 @@ def _requirement(value: dict, device: Device | None, shown: str) -> Requirement:
     for key in ("flags", "absent"):
         bad = cpu_flags.unknown(value[key])
         if bad:
-            raise TargetError(f"{shown} requires.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
-                              "Linux shows in /proc/cpuinfo (known ones: recorded/cpu_flags.py).")
+            raise TargetError(
+                f"{shown} requires.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
+                "Linux shows in /proc/cpuinfo (known ones: recorded/cpu_flags.py)."
+            )
     both = sorted(set(value["flags"]) & set(value["absent"]))
     if both:
         raise TargetError(f"{shown} requires: {both} both present (flags) and absent (absent).")
@@ -265,10 +295,12 @@ def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, 
         declared_own = "requires" in declared[name] or "device" in declared[name]
         own = t.requires if declared_own else host.requires
         if own != host.requires or not t.provides <= host.provides:
-            raise TargetError(f"{shown} requires {host.requires} and provides {sorted(host.provides)}, "
-                              f"but {name} claims to require {own} and provide {sorted(t.provides)}: "
-                              "an emulated target runs on its host's hardware; drop its requires "
-                              "or name a host that is that hardware.")
+            raise TargetError(
+                f"{shown} requires {host.requires} and provides {sorted(host.provides)}, "
+                f"but {name} claims to require {own} and provide {sorted(t.provides)}: "
+                "an emulated target runs on its host's hardware; drop its requires "
+                "or name a host that is that hardware."
+            )
         out[name] = dataclasses.replace(t, requires=host.requires, device=host.device, host_env=host.env)
     return out
 
@@ -284,13 +316,14 @@ def parse(config: dict, where: str) -> Targets:
     else:
         auto, where_shown = tool.get("auto"), where
     if not isinstance(declared, dict) or not declared:
-        raise TargetError(f"{where}: [{TABLE}] must hold at least one target table, "
-                          f"such as [{TABLE}.cpu].")
+        raise TargetError(f"{where}: [{TABLE}] must hold at least one target table, such as [{TABLE}.cpu].")
     by_name = {}
     for name, entry in declared.items():
         if not set(name) <= NAME_CHARS or not name[0].isalpha():
-            raise TargetError(f"{where}: target name {name!r}: use lower-case letters, digits and "
-                              "dashes, starting with a letter (it names a folder under recordings/).")
+            raise TargetError(
+                f"{where}: target name {name!r}: use lower-case letters, digits and "
+                "dashes, starting with a letter (it names a folder under recordings/)."
+            )
         by_name[name] = _check_entry(name, entry, where)
     by_name = _hosts(by_name, declared, where)
     if auto is None:  # the most capable first
@@ -299,8 +332,10 @@ def parse(config: dict, where: str) -> Targets:
         raise TargetError(f"{where}: [tool.record-runs] auto must be a list of target names.")
     unknown = [a for a in auto if a not in by_name]
     if unknown:
-        raise TargetError(f"{where}: [tool.record-runs] auto names unknown target(s) {unknown}; "
-                          f"the targets are {list(by_name)}.")
+        raise TargetError(
+            f"{where}: [tool.record-runs] auto names unknown target(s) {unknown}; "
+            f"the targets are {list(by_name)}."
+        )
     return Targets(by_name, tuple(auto), where_shown)
 
 
