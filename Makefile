@@ -30,13 +30,14 @@ test: lint  ## lint, format and types, then the whole suite: pages, claims, reco
 	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 # What the tools can catch, they catch before the tests run: ruff (lint and format) over the
-# engine, scripts, tests and snippets; mypy over the same (each snippet on its own: they are
-# scripts, not a package).
+# engine, scripts, tests and snippets; mypy over the same. The snippets are checked on their
+# own (scripts, not a package) and, being plain scripts for readers, without annotations:
+# mypy still checks every call in them, but an empty list needs no declared type there.
 lint: $(STAMP)  ## ruff check, ruff format --check and mypy, with zero findings
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/mypy snippets/*/*.py
+	$(BIN)/mypy --disable-error-code var-annotated snippets/*/*.py
 
 build: $(STAMP)  ## the site into site/, failing on any warning
 	$(BIN)/mkdocs build --strict

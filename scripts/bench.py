@@ -175,7 +175,10 @@ def record_one_edit(root: Path, repeat: int, work: Path) -> Figure:
         ran = re.findall(r"^\[\d+/(\d+)\] (\S+)", done.stderr, re.MULTILINE)
         if ran != [("1", name)]:
             raise RuntimeError(f"expected only {name} to run, got {ran}")
-        own = Store(site).read(name, target).duration_s
+        rec = Store(site).read(name, target)
+        if rec is None:
+            raise RuntimeError(f"{name} left no recording on {target}")
+        own = rec.duration_s
         fig.samples.append(elapsed)
         overheads.append(elapsed - own)
     fig.value = statistics.median(overheads)
@@ -192,7 +195,7 @@ def snippet_seconds(root: Path) -> float:
     total = 0.0
     for s in discover(store.snippets_dir, store.targets):
         state, rec, _ = store.state(s, target)
-        if state is State.FRESH:
+        if state is State.FRESH and rec is not None:
             total += rec.duration_s
     return total
 
@@ -360,7 +363,7 @@ def serve_site(site: Path, compress: bool = True):
 def site_pages(site: Path) -> list[str]:
     """Every page in the built site's sitemap, relative to its root ("" is the home page)."""
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
-    locs = [loc.text.strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
+    locs = [(loc.text or "").strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
     home = min(locs, key=len)
     return [loc[len(home) :] for loc in locs]
 
@@ -409,7 +412,7 @@ def lighthouse_scores(root: Path, runs: int, work: Path, compress: bool = True) 
         if chromium is None
         else None
     )
-    if why:
+    if why or binary is None or chromium is None:
         return [Figure("Lighthouse performance (mobile), every page", budget, skipped=why)]
     site = work / "lighthouse-site"
     _timed(

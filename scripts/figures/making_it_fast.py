@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from recorded.figures import NUMBER, Figure, fresh_stdout, machine_label, new_figure, search
+from recorded.figures import NUMBER, Figure, find, fresh_stdout, machine_label, new_figure, search
 from recorded.store import Store
 
 LESSON = "making_it_fast"
@@ -34,8 +34,9 @@ def bit_layouts_data(store: Store) -> dict:
     lines, _ = got
     formats = {}
     for name in ("float32", "float16", "bfloat16"):
-        m = search(rf"^\s*{name}: (\d+) bits = 1 sign \+ (\d+) exponent \+ (\d+) mantissa", lines)
-        gb = search(rf"^7B parameters in {name}: (\d+) GB", lines)
+        where = "03_float16_vs_bfloat16.py"
+        m = find(rf"^\s*{name}: (\d+) bits = 1 sign \+ (\d+) exponent \+ (\d+) mantissa", lines, where)
+        gb = find(rf"^7B parameters in {name}: (\d+) GB", lines, where)
         formats[name] = {"exponent": int(m[2]), "mantissa": int(m[3]), "gb_for_7b": int(gb[1])}
     return {"formats": formats}
 
@@ -78,11 +79,13 @@ def timing_data(store: Store) -> dict:
                 continue
             lines, machine = got
             kind = "GPU" if snippet.startswith("07") else "CPU"
-            row = {"label": f"{machine_label(target, machine)} ({kind})"}
+            row: dict[str, object] = {"label": f"{machine_label(target, machine)} ({kind})"}
             for name in ("float32", "bfloat16"):
                 # "float32:  12.70 ms per batch (median of 30, IQR 12.50-13.00)"; the IQR may be absent.
-                m = search(
-                    rf"^{name}:\s+{NUMBER} ms per batch(?: \(median of \d+, IQR {NUMBER}-{NUMBER}\))?", lines
+                m = find(
+                    rf"^{name}:\s+{NUMBER} ms per batch(?: \(median of \d+, IQR {NUMBER}-{NUMBER}\))?",
+                    lines,
+                    f"{snippet} on {target.name}",
                 )
                 row[f"{name}_ms"] = float(m[1])
                 row[f"{name}_iqr"] = [float(m[2]), float(m[3])] if m[2] else None

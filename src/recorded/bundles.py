@@ -289,7 +289,7 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> list[
             else (here[1] if here and not machines.same_machine(here[1], rec.machine) else None)
         )
         if other is not None:
-            where = "this bundle" if other is first.machine else store._shown(here[0])
+            where = "this bundle" if other is first.machine or here is None else store._shown(here[0])
             o.action, o.why = (
                 "refused",
                 (

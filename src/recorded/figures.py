@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import describe
 from .lessons import Lesson
@@ -32,18 +33,27 @@ NUMBER = r"([0-9.]+(?:e[+-]?\d+)?)"
 class Figure:
     name: str
     data: Callable[[Store], dict]
-    draw: Callable[[dict], object]
+    draw: Callable[[dict], Any]  # a matplotlib Figure
 
 
 def fresh_stdout(store: Store, snippet: str, target: str) -> tuple[list[str], dict] | None:
     """The printed lines and machine of a fresh, good recording, or None."""
     state, rec, _ = store.state(load(store.snippets_dir, snippet, store.targets), target)
-    return (rec.stdout, rec.machine) if state is State.FRESH else None
+    return (rec.stdout, rec.machine) if state is State.FRESH and rec is not None else None
 
 
 def search(pattern: str, lines: list[str]) -> re.Match | None:
     """The first match of pattern in any of the lines."""
     return next((m for line in lines if (m := re.search(pattern, line))), None)
+
+
+def find(pattern: str, lines: list[str], where: str) -> re.Match:
+    """The first match of pattern in the lines; a LookupError naming both if none matches
+    (the snippet's output changed: the figure's reader must change with it)."""
+    m = search(pattern, lines)
+    if m is None:
+        raise LookupError(f"{where}: no printed line matches {pattern!r}")
+    return m
 
 
 def machine_label(target, machine: dict) -> str:
@@ -80,6 +90,10 @@ def lesson_figures(root: Path, lesson: Lesson) -> tuple[Figure, ...]:
             f"pyproject.toml: lesson {lesson.name}'s figures module {lesson.figures} does not exist."
         )
     spec = importlib.util.spec_from_file_location(f"_figures_{lesson.name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(
+            f"pyproject.toml: lesson {lesson.name}'s figures module {lesson.figures} cannot be loaded."
+        )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     figures = getattr(module, "FIGURES", None)

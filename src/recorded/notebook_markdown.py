@@ -243,13 +243,14 @@ def convert_markdown(page: str, text: str, links: Links) -> str:
             continue
         out.append((_TASK.sub(lambda t: t.group("lead"), line), True))
     # Links are rewritten over each run of prose lines, so a link that wraps is found too.
-    text, run = [], []
+    converted: list[str] = []
+    run: list[str] = []
     for line, prose in out + [("", False)]:
         if prose:
             run.append(line)
             continue
         if run:
-            text.append(links.rewrite(page, "\n".join(run)))
+            converted.append(links.rewrite(page, "\n".join(run)))
             run = []
-        text.append(line)
-    return "\n".join(text[:-1])
+        converted.append(line)
+    return "\n".join(converted[:-1])

@@ -42,7 +42,7 @@ class LiveRuns:
         self.targets: Targets | None = None  # the project's, set by the parser
         # A lasting torch.compile cache spares each test session the recompilation; the
         # recordings, which report compile times, are always made with a cold one.
-        self._options = {"compile_cache": compile_cache} if compile_cache else {}
+        self._options: dict[str, Path | int] = {"compile_cache": compile_cache} if compile_cache else {}
         if threads:
             self._options["threads"] = threads
         self.results: dict[tuple[str, str], runner.RunResult] = {}
@@ -136,7 +136,7 @@ class RecordedParser:
             where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
             fix = f"  fix: {record_command(snippet.name, target, this_python(self.store.root))}"
             must_be_fresh = t.required or strict()
-            if state is State.FRESH:
+            if state is State.FRESH and rec is not None:
                 for group in spec.claims_for(target):
                     problems += check_claims(list(group), rec.stdout, where, locate)
             elif state is State.INVALID:
