@@ -44,7 +44,10 @@ class _Page:
     @property
     def name(self) -> str:
         # MkDocs registers the page's file on this treeprocessor; other hosts may not.
-        relpath = self.md.treeprocessors.get("relpath", None)
+        try:
+            relpath = self.md.treeprocessors["relpath"]
+        except KeyError:  # a Markdown Registry has no .get
+            relpath = None
         file = getattr(relpath, "file", None)
         return getattr(file, "src_uri", None) or "(page)"
 

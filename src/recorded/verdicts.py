@@ -73,37 +73,26 @@ def page_blocks(docs_dir: Path) -> list[PageBlock]:
     found = []
     for path in sorted(Path(docs_dir).rglob("*.md")):
         lines = path.read_text(encoding="utf-8").splitlines()
-        outline = _headings(lines)
+        read = blocks.read(lines)  # the one reader of blocks and fences the pages use
+        outline = _headings(lines, read.fenced())
         title = next((text for _, level, text in outline if level == 1), path.stem)
-        for line, snippet in blocks.headers(lines):
-            section = [text for number, level, text in outline if number < line and level > 1]
+        for block in read.blocks:
+            if block.nested:  # the page itself warns about it; its claims are not read
+                continue
+            section = [text for number, level, text in outline if number < block.line and level > 1]
             where = f"{title} › {section[-1]}" if section else title
-            body = []
-            for text in lines[line:]:
-                if text.strip() and set(text.strip()) == {"/"}:
-                    break
-                body.append(text)
             page = path.relative_to(docs_dir).as_posix()
-            found.append(PageBlock(page, line, snippet, "\n".join(body), where))
+            found.append(PageBlock(page, block.line, block.argument, block.body, where))
     return found
 
 
-def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
+def _headings(lines: list[str], fenced: set[int]) -> list[tuple[int, int, str]]:
     """(line number, level, text) of the ATX headings outside fenced code."""
-    found, fence = [], None
+    found = []
     for number, line in enumerate(lines, 1):
-        m = blocks._FENCE.match(line)
-        if fence:
-            if (
-                m
-                and m.group(1)[0] == fence[0]
-                and len(m.group(1)) >= len(fence)
-                and not line[m.end() :].strip()
-            ):
-                fence = None
-        elif m:
-            fence = m.group(1)
-        elif line.startswith("#"):
+        if number in fenced:
+            continue
+        if line.startswith("#"):
             hashes, _, text = line.partition(" ")
             if set(hashes) == {"#"} and len(hashes) <= 6 and text.strip():
                 text = text.split(" {", 1)[0].strip().rstrip("#").strip().replace("`", "")
