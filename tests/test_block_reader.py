@@ -162,6 +162,7 @@ def by_the_tests(project, text: str) -> list[tuple[int, str, list[str]]]:
 
 def load_bench():
     spec = importlib.util.spec_from_file_location("bench", ROOT / "scripts" / "bench.py")
+    assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     sys.modules["bench"] = bench  # its dataclasses look their module up
     spec.loader.exec_module(bench)

@@ -42,7 +42,7 @@ def gpu(fake_machine):
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def main(root: Path, *argv: str) -> int:
+def main(root: Path, *argv: str | Path) -> int:
     return cli.main([str(a) for a in argv], root=root)
 
 
@@ -276,7 +276,7 @@ def test_allow_stale_imports_an_outdated_recording_that_then_reads_as_stale(tmp_
     assert rec_path(tmp_path, "lesson/01_a.py").read_bytes() == original  # as it was, not re-hashed
     assert "imported     lesson/01_a.py on cpu: marked stale" in capsys.readouterr().out
     state, rec, _reason = Store(tmp_path).state(discover(snippet_path.parents[1])[0], "cpu")
-    assert state is State.STALE and rec.stdout == ["hello"]
+    assert state is State.STALE and rec is not None and rec.stdout == ["hello"]
     assert main(tmp_path, "--check") == 1
     assert "error lesson/01_a.py on cpu: stale" in capsys.readouterr().out
 
@@ -514,6 +514,7 @@ def test_usage_errors_exit_2_and_change_nothing(tmp_path, runs, capsys, argv, me
     write_bundle(tmp_path / "b.json", a_recording(tmp_path, "lesson/01_a.py"))
     argv = [a.format(tmp=tmp_path) for a in argv]
 
+    code: str | int | None
     try:
         code = main(tmp_path, *argv)
     except SystemExit as exc:

@@ -49,7 +49,9 @@ def test_a_window_of_other_work_is_measured_as_a_share_of_the_cpus(tmp_path, mon
         stat.write_text("cpu  130 0 0 970 0 0 0 0\n")
 
     monkeypatch.setattr(busy.time, "sleep", sleep)
-    share, how = busy.other_load(0.5, stat)
+    measured = busy.other_load(0.5, stat)
+    assert measured is not None
+    share, how = measured
     assert share == pytest.approx(0.3) and "/proc/stat" in how
 
 

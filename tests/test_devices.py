@@ -92,6 +92,7 @@ def npu_project(tmp_path) -> Path:
 def test_a_made_up_accelerator_is_recorded_shown_and_guarded_with_no_engine_change(npu_project, warnings):
     known = targets.load(npu_project)
     npu = known.get("npu")
+    assert npu.device is not None
     assert npu.needs_device and npu.device.guard == "needs_npu" and not known.get("cpu").needs_device
     assert str(npu.requires) == "a made-up NPU"
 
@@ -99,10 +100,12 @@ def test_a_made_up_accelerator_is_recorded_shown_and_guarded_with_no_engine_chan
 
     store = Store(npu_project)
     rec = store.read("lesson/02_npu.py", "npu")
+    assert rec is not None
     assert rec.status == "ok" and rec.stdout == ["npu says: 42"]
     assert rec.machine["gpu"] == {"name": "Made-up NPU 1", "cores": 8, "memory_gib": 16.0}  # the probe's
     assert rec.machine["target"]["check"] == "npu ready"
-    assert store.read("lesson/01_cpu.py", "cpu").machine["gpu"] is None
+    cpu_rec = store.read("lesson/01_cpu.py", "cpu")
+    assert cpu_rec is not None and cpu_rec.machine["gpu"] is None
     assert store.read("lesson/02_npu.py", "cpu") is None  # it needs the NPU
 
     html = Project(npu_project).render((npu_project / "docs" / "index.md").read_text())

@@ -81,7 +81,8 @@ def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path, mo
     assert proc.returncode == 130, err
     assert "interrupted" in err
     store = Store(root)
-    assert store.read("lesson/a_fast.py", "cpu").stdout == ["done"]  # finished before, kept
+    fast = store.read("lesson/a_fast.py", "cpu")
+    assert fast is not None and fast.stdout == ["done"]  # finished before, kept
     assert store.read("lesson/b_hangs.py", "cpu") is None  # interrupted, nothing half-written
     assert not list(root.rglob("*.tmp")), "a temporary recording file was left behind"
     assert not list(tmpdir.iterdir()), "a run's temporary folder was left behind"
@@ -136,13 +137,14 @@ def test_two_recorders_at_once_leave_only_valid_recordings(tmp_path):
         assert proc.returncode == 0, err
     store = Store(root)
     for i in range(6):
-        assert store.read(f"lesson/s{i}.py", "cpu").stdout == [str(i) * 1000]
+        rec = store.read(f"lesson/s{i}.py", "cpu")
+        assert rec is not None and rec.stdout == [str(i) * 1000]
     assert not list(root.rglob("*.tmp"))
 
 
 # -- property-based: the claim matcher --------------------------------------------------------------
 
-text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=40)
+text = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\n\r"), max_size=40)
 
 
 @given(text)

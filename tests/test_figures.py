@@ -48,6 +48,7 @@ def test_a_changed_recording_makes_its_figure_out_of_date(tmp_path):
         if not t.needs_device and store.read("making_it_fast/06_measure_cpu.py", t.name)
     )
     rec = store.read("making_it_fast/06_measure_cpu.py", cpu)
+    assert rec is not None
     rec.stdout = [
         line.replace(" ms per batch", "1 ms per batch", 1) if line.startswith("float32:") else line
         for line in rec.stdout

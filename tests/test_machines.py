@@ -436,9 +436,11 @@ def test_audit_names_a_recording_that_is_not_its_kind_and_a_tab_from_two_machine
     assert cli.main(["--target", "amx"], root=tmp_path) == 0
     store = Store(tmp_path)
     moved = store.read("lesson/01_a.py", "amx")
+    assert moved is not None
     moved.target = "small"
     store.write(moved)  # as if someone had copied it by hand
     other = store.read("lesson/02_b.py", "amx")
+    assert other is not None
     other.machine = dict(other.machine, cpu=fake_cpu(XEON, "Xeon B"))
     store.write(other)
 
@@ -486,6 +488,7 @@ def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_mach
         "kept       recordings/old/lesson/02_b.json: not a amx recording (CPU flag amx_bf16 missing)" in out
     )
     adopted = store.read("lesson/01_a.py", "amx")
+    assert adopted is not None
     assert adopted.machine["target"]["adopted_from"] == "old" and adopted.machine["cpu"]["model"] == "Xeon"
     assert (tmp_path / "recordings" / "old" / "lesson" / "02_b.json").exists()
     assert cli.main(["--adopt", "old", "amx", "lesson/01_a.py"], root=tmp_path) == 0  # nothing left to move

@@ -161,6 +161,7 @@ def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_record
             continue
         state, rec, why = store.state(snippet, target.name)
         assert state is State.FRESH, f"{snippet.name}: the CPU recording is {state.value} ({why})"
+        assert rec is not None, snippet.name
         streams = {o.name: o.text for o in cell.outputs if o.output_type == "stream"}
         assert streams.get("stdout") == "\n".join(rec.stdout) + "\n", snippet.name
         assert streams.get("stderr") == ("\n".join(rec.stderr) + "\n" if rec.stderr else None), snippet.name

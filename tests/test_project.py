@@ -55,4 +55,6 @@ def test_the_tree_guard_names_what_a_test_wrote(tmp_path):
     before = snapshot(tmp_path)
     (tmp_path / "edited.txt").write_text("b")
     (tmp_path / "new.json").write_text("{}")
-    assert changes(before, snapshot(tmp_path)) == ["edited.txt (changed)", "new.json (added)"]
+    after = snapshot(tmp_path)
+    assert before is not None and after is not None
+    assert changes(before, after) == ["edited.txt (changed)", "new.json (added)"]

@@ -155,8 +155,8 @@ def test_first_run_records_the_real_machine_with_the_real_probe(tmp_path, monkey
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "snippets"], check=True)
     subprocess.run([*git, "commit", "-qm", "snippet"], check=True)
-    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
-    head = head.stdout.strip()
+    rev_parse = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+    head = rev_parse.stdout.strip()
 
     assert main(tmp_path) == 0
 

@@ -257,7 +257,8 @@ def test_search_finds_each_text_once(built_site):
     assert not [d["location"] for d in docs if d["location"].startswith("lesson/")], (
         "the notebook page is in the search index"
     )
-    seen, twice = {}, []
+    seen: dict[str, str] = {}
+    twice: list[tuple[str, str, str]] = []
     for d in docs:
         text = " ".join(d["text"].split())
         if len(text) >= 40:  # a short line ("See the answer") may stand on two pages

@@ -61,7 +61,7 @@ class Project(projects.Project):
         path.write_text(text, encoding="utf-8")
         parser = RecordedParser(root=self.root, live=self.live)
         document = Sybil(parsers=[parser], path=str(self.root / "docs"), patterns=["*.md"]).parse(path)
-        outcomes = []
+        outcomes: list[object] = []
         for example in document:
             try:
                 example.evaluate()

@@ -169,8 +169,10 @@ def test_default_records_every_target_this_machine_can_run_each_in_its_own_envir
 
     assert runs == [("lesson/01_a.py", "cpu"), ("lesson/01_a.py", "cpu-slow")]
     store = Store(tmp_path)
-    assert store.read("lesson/01_a.py", "cpu").stdout == ["limit: None"]
+    fast = store.read("lesson/01_a.py", "cpu")
+    assert fast is not None and fast.stdout == ["limit: None"]
     slow = store.read("lesson/01_a.py", "cpu-slow")
+    assert slow is not None
     assert slow.stdout == ["limit: 1"]
     assert slow.machine["target"] == {
         "name": "cpu-slow",
@@ -262,6 +264,7 @@ def test_the_emulated_avx2_limits_are_proven_in_the_run_and_the_host_prints_othe
     environment), the check prints something else, so it cannot pass there."""
     known = targets.load(ROOT)
     emulated, host = known.get("cpu-amx-as-avx2"), known.get("cpu-amx")
+    assert emulated.check is not None
     native = _printed("import torch; print(torch.backends.cpu.get_cpu_capability())", dict(host.env))
     if native in ("AVX2", "DEFAULT"):
         pytest.skip(f"this CPU's own capability is {native}, so an unlimited run also looks limited")
@@ -461,7 +464,8 @@ def test_a_bundle_for_a_proven_target_is_imported(tmp_path, capsys):
 
     assert cli.main(["--import", str(_bundle(tmp_path, "cpu-slow", "1"))], root=tmp_path) == 0
 
-    assert Store(tmp_path).read("lesson/01_a.py", "cpu-slow").stdout == ["limit: 1"]
+    rec = Store(tmp_path).read("lesson/01_a.py", "cpu-slow")
+    assert rec is not None and rec.stdout == ["limit: 1"]
 
 
 def test_list_and_check_cover_every_target_and_required_ones_fail_the_check(tmp_path, capsys):

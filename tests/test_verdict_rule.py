@@ -20,14 +20,19 @@ def rule_source(path: Path) -> str | None:
     """The text of the rule's three definitions in a snippet, or None if it has none."""
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source)
-    parts = {}
+    parts: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name in RULE:
-            parts[node.name] = ast.get_source_segment(source, node)
+            key = node.name
         elif isinstance(node, ast.Assign) and any(
             getattr(t, "id", None) == "MIN_EFFECT" for t in node.targets
         ):
-            parts["MIN_EFFECT"] = ast.get_source_segment(source, node)
+            key = "MIN_EFFECT"
+        else:
+            continue
+        segment = ast.get_source_segment(source, node)
+        assert segment is not None, f"{path.name}: no source text for {key}"
+        parts[key] = segment
     if not parts:
         return None
     assert set(parts) == set(RULE), f"{path.name} has only {sorted(parts)} of the rule {RULE}"

@@ -137,7 +137,7 @@ def test_every_uses_is_pinned_to_a_full_commit_sha_with_its_version(name):
 
 
 def test_each_action_is_pinned_to_one_sha_everywhere():
-    pins = {}
+    pins: dict[str, dict[str, list[str]]] = {}
     for name, job_id, index, step in all_steps():
         if "@" in step.get("uses", ""):
             repo, sha = step["uses"].split("@", 1)
