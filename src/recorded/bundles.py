@@ -26,7 +26,6 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from . import describe, kinds, machines
 from .snippets import SnippetError, load
@@ -366,36 +365,3 @@ def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report
             if not machines.same_machine(rec.machine, made):
                 old.unlink()
     return Report(bundle.path, bundle, outcomes)
-
-
-def show(report: Report, out: TextIO) -> None:
-    b = report.bundle
-    if b is None:
-        print(f"refused    {report.error}", file=out)
-        return
-    who = (b.machine or {}).get("description") or "an unnamed machine"
-    n = len(b.recordings)
-    print(f"{report.path}: {n} recording{'s' * (n != 1)}, made {b.created_at} on {who}", file=out)
-    if report.error:
-        print(f"  {report.error}", file=out)
-    for o in report.outcomes:
-        line = f"  {o.action:<12} {o.recording.snippet} on {o.recording.target}"
-        print(line + (f": {o.why}" if o.why else ""), file=out)
-
-
-def import_bundles(store: Store, paths: list[Path], allow_stale: bool, out: TextIO) -> int:
-    """Import each bundle in turn, report per recording. 0 when nothing was refused, else 1."""
-    counts = {"imported": 0, "unchanged": 0, "refused": 0, "not imported": 0}
-    whole = refused = 0
-    for path in paths:
-        report = import_bundle(store, Path(path), allow_stale)
-        show(report, out)
-        refused += report.refused
-        whole += bool(report.error)
-        for o in report.outcomes:
-            counts[o.action] += 1
-    words = ", ".join(f"{v} {k}" for k, v in counts.items() if v or k != "not imported")
-    bundles = f"{len(paths)} bundle{'s' * (len(paths) != 1)}"
-    as_a_whole = f"; {whole} bundle{'s' * (whole != 1)} refused as a whole" if whole else ""
-    print(f"{bundles}: {words}{as_a_whole}", file=out)
-    return 1 if refused else 0

@@ -11,9 +11,10 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from . import describe, kinds, lessons, provenance
-from .bundles import import_bundles, write_bundle
+from .bundles import Report, import_bundle, write_bundle
 from .choose import ALL, AUTO, Choice, choose, named
 from .listing import check, in_parts, say_part, show_list
 from .record import Item, Part, part, plan, record, to_run
@@ -295,3 +296,39 @@ def run(opts: Options, published: Store, made: list[Recording]) -> int:
     if opts.mode == "compare":
         return do_compare(opts, published, snippets, made)
     return do_record(opts, store, published, snippets, made)
+
+
+# -- reporting an import ----------------------------------------------------------------------
+
+
+def show(report: Report, out: TextIO) -> None:
+    b = report.bundle
+    if b is None:
+        print(f"refused    {report.error}", file=out)
+        return
+    who = (b.machine or {}).get("description") or "an unnamed machine"
+    n = len(b.recordings)
+    print(f"{report.path}: {n} recording{'s' * (n != 1)}, made {b.created_at} on {who}", file=out)
+    if report.error:
+        print(f"  {report.error}", file=out)
+    for o in report.outcomes:
+        line = f"  {o.action:<12} {o.recording.snippet} on {o.recording.target}"
+        print(line + (f": {o.why}" if o.why else ""), file=out)
+
+
+def import_bundles(store: Store, paths: list[Path], allow_stale: bool, out: TextIO) -> int:
+    """Import each bundle in turn, report per recording. 0 when nothing was refused, else 1."""
+    counts = {"imported": 0, "unchanged": 0, "refused": 0, "not imported": 0}
+    whole = refused = 0
+    for path in paths:
+        report = import_bundle(store, Path(path), allow_stale)
+        show(report, out)
+        refused += report.refused
+        whole += bool(report.error)
+        for o in report.outcomes:
+            counts[o.action] += 1
+    words = ", ".join(f"{v} {k}" for k, v in counts.items() if v or k != "not imported")
+    bundles = f"{len(paths)} bundle{'s' * (len(paths) != 1)}"
+    as_a_whole = f"; {whole} bundle{'s' * (whole != 1)} refused as a whole" if whole else ""
+    print(f"{bundles}: {words}{as_a_whole}", file=out)
+    return 1 if refused else 0

@@ -14,7 +14,6 @@ same mkdocs.yml but not MkDocs hooks, renders the pages the same way.
 from __future__ import annotations
 
 import html
-import inspect
 import logging
 import xml.etree.ElementTree as etree
 from pathlib import Path
@@ -24,9 +23,8 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 from pymdownx.blocks import BlocksExtension
 from pymdownx.blocks.block import Block
-from pymdownx.highlight import Highlight
 
-from . import blocks, claims, describe, machines, site_tables
+from . import blocks, claims, describe, html_parts, machines, site_tables
 from .snippets import Snippet, SnippetError, load
 from .store import State, Store, record_command, this_python
 
@@ -134,7 +132,7 @@ class RecordedBlock(Block):
                 problem = blocks.snippet_problem(exc, self.config["store"].snippets_dir, self.argument or "")
             message = f"{page.where(index)}: recorded block: {problem}"
             log.warning(message)
-            markup = _admonition("failure", "This block could not be shown", html.escape(message))
+            markup = html_parts.admonition("failure", "This block could not be shown", html.escape(message))
         block.text = self.md.htmlStash.store(markup)
 
     # -- rendering ---------------------------------------------------------------------
@@ -154,7 +152,7 @@ class RecordedBlock(Block):
             (target.label, self.tab(spec, snippet, target, state, rec, reason, where, fresh))
             for target, state, rec, reason in states
         ]
-        return code + _tabbed(f"__recorded_{count}", tabs)
+        return code + html_parts.tabbed(f"__recorded_{count}", tabs)
 
     def notify(self, snippet, target, state, rec, reason, where) -> None:
         """Warn (failing a strict build) about a target whose recording cannot be shown."""
@@ -183,7 +181,7 @@ class RecordedBlock(Block):
         self.notify(snippet, target, state, rec, reason, where)
         if state is State.NOT_APPLICABLE:
             on = [known.label(t) for t in snippet.targets(known)]
-            return _admonition(
+            return html_parts.admonition(
                 "note",
                 f"Not applicable on {label}",
                 f"This snippet needs {html.escape(', '.join(sorted(snippet.requires)))}, "
@@ -191,7 +189,7 @@ class RecordedBlock(Block):
                 f"target{'s' * (len(on) != 1)} only.",
             )
         if state is State.MISSING:
-            return _admonition(
+            return html_parts.admonition(
                 "info",
                 f"Not recorded yet on {label}",
                 f"No {html.escape(label)} recording of this snippet exists yet. On a machine that "
@@ -199,9 +197,9 @@ class RecordedBlock(Block):
                 f"record it with <code>{cmd}</code>.",
             )
         if state is State.INVALID:
-            return _admonition("failure", f"Unreadable {label} recording", html.escape(reason))
+            return html_parts.admonition("failure", f"Unreadable {label} recording", html.escape(reason))
         if state is State.STALE:
-            return _admonition(
+            return html_parts.admonition(
                 "warning",
                 f"Stale {label} recording",
                 f"The snippet changed after it was recorded on {html.escape(describe.machine(rec.machine))}, "
@@ -211,7 +209,7 @@ class RecordedBlock(Block):
         if state is State.FAILED:
             tail = "\n".join(rec.stderr[-15:]) or "(no error output)"
             return (
-                _admonition(
+                html_parts.admonition(
                     "failure",
                     f"The last {label} run failed",
                     f"It ended with status <code>{html.escape(rec.status)}</code> "
@@ -219,10 +217,10 @@ class RecordedBlock(Block):
                 )
                 + self.highlight(tail, "text")
                 + emulated
-                + _provenance(rec, target)
+                + html_parts.provenance(rec, target)
             )
         shown = self.output(rec, self.claimed(spec, snippet, target, rec, where))
-        return shown + emulated + _provenance(rec, target)
+        return shown + emulated + html_parts.provenance(rec, target)
 
     def once(self, spec, snippet, states, fresh, where) -> str:
         """One output for the targets that printed it alike, naming each machine, and a
@@ -327,7 +325,7 @@ class RecordedBlock(Block):
     def highlight(self, src: str, language: str, title: str | None = None, hl_lines=None) -> str:
         count = self.tracker.setdefault("code", 0)
         self.tracker["code"] = count + 1
-        highlighter = _highlighter(self.md)
+        highlighter = html_parts.highlighter(self.md)
         if language == "text":
             # Recorded output is shown as printed. Stripping its leading blank lines would
             # also shift hl_lines onto the wrong lines.
@@ -339,42 +337,6 @@ class RecordedBlock(Block):
 
 def _printed(rec) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(rec.stdout), tuple(rec.stderr)
-
-
-def _provenance(rec, target) -> str:
-    return f'<p class="recorded-provenance">{html.escape(describe.provenance(rec, target.description))}</p>'
-
-
-def _admonition(kind: str, title: str, text: str) -> str:
-    return (
-        f'<div class="admonition {kind}"><p class="admonition-title">{html.escape(title)}</p>'
-        f"<p>{text}</p></div>"
-    )
-
-
-def _tabbed(name: str, tabs: list[tuple[str, str]]) -> str:
-    """Material's content tabs, in pymdownx.tabbed's alternate markup."""
-    checked = ['checked="checked" '] + [""] * (len(tabs) - 1)
-    inputs = "".join(
-        f'<input {checked[i]}id="{name}_{i + 1}" name="{name}" type="radio" />' for i in range(len(tabs))
-    )
-    labels = "".join(f'<label for="{name}_{i + 1}">{html.escape(t)}</label>' for i, (t, _) in enumerate(tabs))
-    blocks_ = "".join(f'<div class="tabbed-block">{content}</div>' for _, content in tabs)
-    return (
-        f'<div class="tabbed-set tabbed-alternate recorded-outputs" data-tabs="{name}:{len(tabs)}">'
-        f'{inputs}<div class="tabbed-labels">{labels}</div>'
-        f'<div class="tabbed-content">{blocks_}</div></div>'
-    )
-
-
-def _highlighter(md: Markdown) -> Highlight:
-    """pymdownx.highlight configured as the page's fences are, so the code looks the same."""
-    for ext in md.registeredExtensions:
-        if hasattr(ext, "get_pymdownx_highlight_settings"):
-            settings = ext.get_pymdownx_highlight_settings()
-            accepted = inspect.signature(Highlight).parameters
-            return Highlight(md, **{k: v for k, v in settings.items() if k in accepted and k != "md"})
-    return Highlight(md)
 
 
 class RecordedExtension(BlocksExtension):
