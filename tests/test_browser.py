@@ -57,7 +57,7 @@ AXE = ROOT / ".cache" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
 # The tabs, in order, as pyproject.toml declares them: the tests name no target themselves.
 TARGETS = list(load_targets(ROOT))
 FIRST_TAB = TARGETS[0]
-GPU = next(t for t in TARGETS if t.needs_gpu)
+GPU = next(t for t in TARGETS if t.needs_device)
 # The notices a tab shows in place of an output, by kind; {} is the target's tab label.
 NOTICES = {"not-recorded": "Not recorded yet on {}", "not-applicable": "Not applicable on {}"}
 
@@ -357,7 +357,7 @@ STALE_TAB = next(
     (
         t
         for t in TARGETS
-        if not t.needs_gpu and (ROOT / "recordings" / t.name / f"{STALE_SNIPPET}.json").is_file()
+        if not t.needs_device and (ROOT / "recordings" / t.name / f"{STALE_SNIPPET}.json").is_file()
     ),
     None,
 )

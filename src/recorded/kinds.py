@@ -27,7 +27,7 @@ def unmet_here(targets: Targets, target: Target, gpu: bool = False) -> list[str]
     prove (runner.check), or with ``gpu`` the cheap ``detect`` look."""
     here = {"cpu": provenance.cpu(targets.flags), "gpu": None}
     why = [w for w in machines.unmet(target.requires, here) if w != "no GPU"]
-    if gpu and target.requires.gpu and not target.detected():
+    if gpu and target.requires.device and not target.detected():
         why.append(
             f"{target.requires.device} not detected "
             f"({', '.join(target.detect) or 'nothing to detect it'} not found)"

@@ -96,11 +96,6 @@ class Requirement:
     absent: tuple[str, ...] = ()
     device: str = ""
 
-    @property
-    def gpu(self) -> bool:
-        """The old name of ``bool(device)``: kinds.py still reads it (drop this when it does not)."""
-        return bool(self.device)
-
     def __str__(self) -> str:
         words = [f"{f} present" for f in self.flags] + [f"{f} absent" for f in self.absent]
         return ", ".join(words + ([self.device] if self.device else [])) or "nothing in particular"
@@ -128,11 +123,6 @@ class Target:
     @property
     def needs_device(self) -> bool:
         return self.device is not None
-
-    @property
-    def needs_gpu(self) -> bool:
-        """The old name of ``needs_device``: tests/test_browser.py still reads it (drop this when it does not)."""
-        return self.needs_device
 
     @property
     def emulated(self) -> bool:
