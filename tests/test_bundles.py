@@ -723,8 +723,8 @@ def test_compare_prints_this_machine_beside_the_published_recordings(published, 
     assert any(r.startswith("lesson/01_measure.py ") and r.endswith(" ok 2.5 s ok 4.0 s ok") for r in rows)
     assert "float32 3.50 ms 16.70 ms 0.40 ms" in rows
     assert "first compiled call 1.2 s 11.1 s 20.5 s" in rows
-    assert "bf16 faster than fp32 here True False differs True same" in rows
-    assert "same results True True same True same" in rows
+    assert "bf16 faster than fp32 here True False (differs) True (same)" in rows
+    assert "same results True True (same) True (same)" in rows
     assert "only on cuda - - 7 ms" in rows
     assert "lesson/02_gpu.py skipped n/a 0.1 s ok" in rows
     assert "gpu ok - - True" in rows
@@ -845,6 +845,14 @@ def test_out_that_is_a_file_is_a_usage_error(tmp_path, runs, capsys):
         ("bf16 faster than fp32 here: True", "verdict", "bf16 faster than fp32 here", "True"),
         ("float32: 1 + 1e-8 == 1: True", "verdict", "float32: 1 + 1e-8 == 1", "True"),
         ("compiled faster than eager here: False", "verdict", "compiled faster than eager here", "False"),
+        ("bf16 vs fp32 here: faster", "verdict", "bf16 vs fp32 here", "faster"),
+        ("compiled vs eager here: slower", "verdict", "compiled vs eager here", "slower"),
+        (
+            "A/A, float32 vs float32 here: within noise",
+            "verdict",
+            "A/A, float32 vs float32 here",
+            "within noise",
+        ),
     ],
 )
 def test_verdict_and_timing_lines_are_labelled_by_the_text_before_them(line, kind, label, value):

@@ -3,8 +3,8 @@
 Standard library only. ``record_runs.py --compare`` runs the snippets here (never into
 recordings/) and prints ``table(...)``.
 
-A *verdict line* is an output line ending in ": True" or ": False"; its label is the
-text before that. A *timing line* is any other line holding a number followed by a unit
+A *verdict line* is an output line ending in ": " and one of ``VERDICTS`` (the lesson's
+three-state timing verdicts, and True or False); its label is the text before that. A *timing line* is any other line holding a number followed by a unit
 of time (ms, s, µs, us, ns), such as "float32:  16.70 ms per batch"; its label is the
 text before the first such number, and its value every such number, as printed. Lines
 are paired across machines by kind, label and how many times the label came before.
@@ -19,7 +19,9 @@ from . import describe
 from .snippets import Snippet
 from .store import Recording, State, Store
 
-_VERDICT = re.compile(r"^(?P<label>.*): (?P<value>True|False)$")
+#: The values that make a printed line a verdict line, here and on the machines page.
+VERDICTS = ("faster", "slower", "within noise", "True", "False")
+_VERDICT = re.compile(rf"^(?P<label>.*): (?P<value>{'|'.join(VERDICTS)})$")
 _NUMBER = r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _TIMING = re.compile(rf"{_NUMBER}\s?(?:ms|s|µs|us|ns)(?![\w])")
 MAX_LABEL = 46
@@ -135,7 +137,7 @@ def table(
                 elif kind == "verdict" and mine_line is not None:
                     mark = "same" if other.value == mine_line.value else "differs"
                     tally[t][mark] += 1
-                    row.append(f"{other.value:<5} {mark}")
+                    row.append(f"{other.value} ({mark})")
                 else:
                     row.append(other.value)
             rows.append(tuple(row))

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import blocks, describe, inventory
+from .compare import VERDICTS
 from .lessons import load as load_lessons
 from .store import State, Store
 
-VALUES = ("faster", "slower", "within noise", "True", "False")
+VALUES = VERDICTS
 NOT_RECORDED = "not recorded yet on this kind of machine"
 
 #: What a cell says for a snippet with no fresh recording on the target, by its state.
