@@ -578,3 +578,11 @@ def test_identity_ignores_load_dates_and_the_tree():
     assert machines.same_machine(a, b) and machines.differences(a, b) == []
     c = dict(FAKE_MACHINE, cpu=fake_cpu(XEON, "Xeon"))
     assert "cpu: 'Test CPU' != 'Xeon'" in machines.differences(a, c)
+
+
+def test_a_kind_this_machine_is_must_be_fresh_as_a_required_target_must():
+    known = targets.load(ROOT)
+    plain = next(t for t in known if not t.required)
+    assert kinds.must_be_fresh(plain, [plain.name], strict=False)  # this machine can record it
+    assert not kinds.must_be_fresh(plain, [], strict=False)  # another kind: a note only
+    assert kinds.must_be_fresh(plain, [], strict=True)  # the release rule

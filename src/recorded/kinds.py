@@ -40,6 +40,14 @@ def kinds_here(targets: Targets) -> list[str]:
     return [t.name for t in targets if not unmet_here(targets, t, gpu=True)]
 
 
+def must_be_fresh(target: Target, here: list[str], strict: bool) -> bool:
+    """Whether a missing, stale or failed recording of ``target`` is an error rather than a
+    note: on a target marked required, on every target in strict mode (the release rule),
+    and on every kind this machine is (``here``, from kinds_here), since the contributor who
+    changed a snippet can re-record those and nobody else will."""
+    return target.required or strict or target.name in here
+
+
 def why_not_here(targets: Targets, target: Target) -> str:
     """The recorder's reason, naming the kinds this machine can record."""
     kinds = kinds_here(targets)

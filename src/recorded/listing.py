@@ -61,7 +61,8 @@ def check(
 ) -> int:
     """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh."""
     problems = [i for i in items if i.state in TO_RECORD]
-    required = [i for i in problems if store.targets.get(i.target).required or strict]
+    here = kinds.kinds_here(store.targets)
+    required = [i for i in problems if kinds.must_be_fresh(store.targets.get(i.target), here, strict)]
     for i in problems:
         mark = "error" if i in required else "note "
         print(

@@ -2,9 +2,9 @@
 
 For each block it checks, in one example:
 
-- every recording of the snippet is readable, and fresh where it must be (on the targets
-  pyproject.toml marks required always, on every target when RECORDINGS_STRICT=1, the
-  release rule);
+- every recording of the snippet is readable, and fresh where it must be (on the kinds
+  of machine this one is, on the targets pyproject.toml marks required, and on every
+  target when RECORDINGS_STRICT=1, the release rule);
 - ``expect`` lines in every fresh recording, and ``expect_on.<target>`` lines in that
   target's recording;
 - ``expect`` lines in a live run on this machine. Each snippet runs live at most once
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
-from . import blocks, choose, claims, runner
+from . import blocks, choose, claims, kinds, runner
 from . import targets as targets_
 from .snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
 from .store import State, Store, record_command, this_python
@@ -76,6 +76,7 @@ class RecordedParser:
         self.store = Store(Path(root).resolve())
         self.live = live or LiveRuns()
         self.live.targets = self.store.targets
+        self._here: list[str] | None = None  # the kinds of machine this one is
 
     def __call__(self, document: Document):
         # The blocks as the site and the notebook read them (blocks.read). One the tests cannot
@@ -130,12 +131,14 @@ class RecordedParser:
 
     def check_recordings(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
         problems = []
+        if self._here is None:  # read once: /proc/cpuinfo does not change during a session
+            self._here = kinds.kinds_here(self.store.targets)
         for t in self.store.targets:
             target = t.name
             state, rec, reason = self.store.state(snippet, target)
             where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
             fix = f"  fix: {record_command(snippet.name, target, this_python(self.store.root))}"
-            must_be_fresh = t.required or strict()
+            must_be_fresh = kinds.must_be_fresh(t, self._here, strict())
             if state is State.FRESH and rec is not None:
                 for group in spec.claims_for(target):
                     problems += check_claims(list(group), rec.stdout, where, locate)
