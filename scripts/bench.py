@@ -16,9 +16,6 @@ without Chromium, those rows are skipped with the reason.
 
 from __future__ import annotations
 
-import functools
-import gzip
-import http.server
 import json
 import os
 import re
@@ -27,10 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import xml.etree.ElementTree as etree
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # The engine, importable without installing the project, as for scripts/record_runs.py.
 sys.path.insert(0, str(ROOT / "src"))
 
-from recorded import blocks, describe, layout, provenance  # noqa: E402
+from site_tools import copy_site as _copy_site  # noqa: E402 (beside this script)
+from site_tools import serve_site, site_pages  # noqa: E402
+
+from recorded import blocks, describe, provenance  # noqa: E402
 from recorded.choose import AUTO, choose  # noqa: E402
 from recorded.snippets import discover  # noqa: E402
 from recorded.store import State, Store  # noqa: E402
@@ -93,7 +90,7 @@ def _timed(cmd: list[str], cwd: Path, **kw) -> tuple[float, subprocess.Completed
 
 
 def copy_site(root: Path, dst: Path) -> Path:
-    return layout.copy_site(root, dst, extra=("scripts/record_runs.py",))
+    return _copy_site(root, dst, extra=("scripts/record_runs.py",))
 
 
 def _bin(name: str) -> str:
@@ -303,69 +300,12 @@ CHROME_FLAGS = (
     "--disable-component-update --disable-sync"
 )
 LIGHTHOUSE_FLOOR = 0.90
-#: What the published host (GitHub Pages) sends compressed, and so does the bench's server.
-COMPRESSED = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt", ".ipynb"}
 
 
 def lighthouse_binary(root: Path) -> str | None:
     """The project's own install (.cache/npm, as `make bench` and .ci/run make it), else PATH."""
     local = root / ".cache" / "npm" / "node_modules" / ".bin" / "lighthouse"
     return str(local) if local.exists() else shutil.which("lighthouse")
-
-
-class _SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """The built site, gzip-compressed where the client accepts it, as a static host sends it."""
-
-    compress = True
-
-    def log_message(self, format, *args):
-        pass
-
-    def do_GET(self):
-        url_path = self.path.split("?", 1)[0].split("#", 1)[0]
-        path = Path(self.translate_path(self.path))
-        if path.is_dir() and url_path.endswith("/"):
-            path = path / "index.html"
-        if (
-            self.compress
-            and path.is_file()
-            and path.suffix in COMPRESSED
-            and "gzip" in self.headers.get("Accept-Encoding", "")
-        ):
-            body = gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
-            self.send_response(200)
-            self.send_header("Content-Type", self.guess_type(str(path)))
-            self.send_header("Content-Encoding", "gzip")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        super().do_GET()
-
-
-@contextmanager
-def serve_site(site: Path, compress: bool = True):
-    """The folder over HTTP on 127.0.0.1 at a free port; yields the base URL."""
-    handler = type("_Handler", (_SiteHandler,), {"compress": compress})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(handler, directory=str(site))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-def site_pages(site: Path) -> list[str]:
-    """Every page in the built site's sitemap, relative to its root ("" is the home page)."""
-    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
-    locs = [(loc.text or "").strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
-    home = min(locs, key=len)
-    return [loc[len(home) :] for loc in locs]
 
 
 def lighthouse_run(binary: str, chromium: str, url: str, out: Path) -> dict:

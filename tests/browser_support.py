@@ -4,15 +4,10 @@ axe-core on a page."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import re
 import subprocess
 import sys
-import threading
-import xml.etree.ElementTree as etree
-from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import Page
@@ -72,36 +67,6 @@ def mkdocs_build(root: Path, site: Path, strict: bool = True) -> None:
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert result.returncode == 0, f"mkdocs build failed in {root}:\n{result.stdout}\n{result.stderr}"
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
-@contextmanager
-def serve(directory: Path):
-    """The folder over HTTP on 127.0.0.1, at a free port; yields the base URL."""
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(directory))
-    )
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-def site_pages(site: Path) -> list[str]:
-    """Every page in the sitemap, as a path relative to the site's root ("" is the home page)."""
-    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
-    locs = [(loc.text or "").strip() for loc in etree.parse(site / "sitemap.xml").findall("s:url/s:loc", ns)]
-    home = min(locs, key=len)  # the site_url itself
-    assert all(loc.startswith(home) for loc in locs), locs
-    return [loc[len(home) :] for loc in locs]
 
 
 def relative_luminance(rgb) -> float:

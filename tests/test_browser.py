@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+from site_tools import copy_site, site_pages
+from site_tools import serve_site as serve
 
 from browser_support import (
     PALETTES,
@@ -30,12 +32,9 @@ from browser_support import (
     axe_run,
     contrast_in_both_palettes,
     mkdocs_build,
-    serve,
     show_tab,
-    site_pages,
     tabs_once_all_show,
 )
-from recorded.layout import copy_site
 from recorded.snippets import strip_metadata
 from recorded.targets import load as load_targets
 

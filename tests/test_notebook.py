@@ -17,9 +17,9 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
+from site_tools import copy_site
 
 from recorded import blocks, targets
-from recorded.layout import copy_site
 from recorded.lessons import Lesson
 from recorded.notebook import COMMAND, notebook_path, notebook_target, render, spawns, with_notebooks
 from recorded.notebook_markdown import Links, convert_markdown, page_parts, read_site

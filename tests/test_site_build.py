@@ -15,10 +15,10 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
+from site_tools import copy_site
 
 from projects import Project
 from recorded import blocks
-from recorded.layout import copy_site
 from recorded.snippets import load
 from recorded.store import Store
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from site_tools import copy_site
 
 from recorded import blocks, targets
-from recorded.layout import copy_site
 
 ROOT = Path(__file__).resolve().parents[1]
 ZENSICAL = Path(sys.executable).parent / "zensical"
