@@ -197,6 +197,12 @@ def snippet_seconds(root: Path) -> float:
     return total
 
 
+def _pytest_seconds(root: Path, marks: str) -> float:
+    """One run of the tests selected by ``marks``, on every core as `make test` runs them."""
+    argv = ["-n", "auto", "--dist", "loadfile", "-q", "-p", "no:cacheprovider", "-m", marks]
+    return _timed([sys.executable, "-m", "pytest", *argv], root)[0]
+
+
 def test_suite(root: Path, repeat: int) -> list[Figure]:
     own = snippet_seconds(root)
     core = Figure(
@@ -206,36 +212,8 @@ def test_suite(root: Path, repeat: int) -> list[Figure]:
     )
     rest = Figure("build, browser and notebook tests (reported apart)", "-")
     for _ in range(repeat):
-        core.samples.append(
-            _timed(
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-m",
-                    "not build and not browser and not slow",
-                ],
-                root,
-            )[0]
-        )
-        rest.samples.append(
-            _timed(
-                [
-                    sys.executable,
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "-m",
-                    "build or browser or slow",
-                ],
-                root,
-            )[0]
-        )
+        core.samples.append(_pytest_seconds(root, "not build and not browser and not slow"))
+        rest.samples.append(_pytest_seconds(root, "build or browser or slow"))
     core.notes.append(f"sum of the snippets' own CPU run times, from their recordings: {own:.1f} s")
     return [core, rest]
 

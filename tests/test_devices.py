@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from fakes import FAKE_GPU
 from projects import Project
 from recorded import cli, describe, devices, notebook, targets
 from recorded.lessons import load as load_lessons
@@ -158,14 +159,7 @@ def test_the_probe_must_print_a_json_object_with_a_name(npu_project, capsys, pro
 
 
 def test_a_device_reads_as_its_probe_described_it():
-    old_gpu = {
-        "name": "Test GPU",
-        "capability": "9.0",
-        "memory_gib": 80.0,
-        "cuda": "12.8",
-        "count": 1,
-        "driver": "570.00",
-    }  # what recordings have always stored
+    old_gpu = dict(FAKE_GPU)  # the fields recordings have always stored
     assert describe.gpu({"gpu": old_gpu}) == "Test GPU (compute 9.0, 80 GiB, driver 570.00, CUDA 12.8)"
     assert describe.gpu({"gpu": {"name": "X", "lanes": 4, "firmware": None}}) == "X (lanes 4)"
     assert describe.gpu({"gpu": {"name": "X"}}) == "X" and describe.gpu({"gpu": None}) is None
