@@ -34,10 +34,12 @@ def pages_showing(docs_dir: Path) -> dict[str, str]:
     return shown
 
 
-def entries(store: Store, docs_dir: Path) -> list[Entry]:
+def entries(store: Store, docs_dir: Path, problems: list[str] | None = None) -> list[Entry]:
+    """Every snippet on every target; a snippet that cannot be read is left out and said in
+    ``problems`` when given (else SnippetError)."""
     shown = pages_showing(docs_dir)
     out = []
-    for snippet in discover(store.snippets_dir, store.targets):
+    for snippet in discover(store.snippets_dir, store.targets, problems):
         for target in store.targets.names:
             state, rec, _ = store.state(snippet, target)
             out.append(Entry(snippet, target, state, rec, shown.get(snippet.name)))
@@ -56,11 +58,8 @@ def by_lesson(items: list[Entry], declared: dict[str, Lesson]) -> dict[str, list
 
 def orphans(store: Store) -> list[Path]:
     """Recording files that belong to no snippet and target (renamed or deleted snippets)."""
-    expected = {
-        store.path(s.name, t)
-        for s in discover(store.snippets_dir, store.targets)
-        for t in store.targets.names
-    }
+    names = [p.relative_to(store.snippets_dir).as_posix() for p in store.snippets_dir.rglob("*.py")]
+    expected = {store.path(name, t) for name in names for t in store.targets.names}
     return [p for p in store.recording_files() if p not in expected]
 
 

@@ -13,7 +13,6 @@ same mkdocs.yml but not MkDocs hooks, renders the pages the same way.
 
 from __future__ import annotations
 
-import html
 import logging
 import xml.etree.ElementTree as etree
 from pathlib import Path
@@ -24,11 +23,23 @@ from markdown.treeprocessors import Treeprocessor
 from pymdownx.blocks import BlocksExtension
 from pymdownx.blocks.block import Block
 
-from . import blocks, claims, describe, html_parts, machines, site_tables
+from . import blocks, claims, describe, escape, html_parts, machines, site_tables
 from .snippets import Snippet, SnippetError, load
 from .store import State, Store, record_command, this_python
 
 log = logging.getLogger("mkdocs.extensions.recorded")
+
+
+class _Visible(logging.Filter):
+    """A warning may quote a recording (the nearest printed line): its control characters
+    reach the terminal as escapes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = escape.visible(record.getMessage()), None
+        return True
+
+
+log.addFilter(_Visible())
 
 
 class _Page:
@@ -38,6 +49,14 @@ class _Page:
         self.md = md
         self.blocks: tuple[blocks.Found, ...] = ()  # as blocks.read finds them, nested ones too
         self.read: set[int] = set()
+        self.lines: list[str] = []  # the page's Markdown, for the line of a block
+
+    def line_of(self, name: str) -> str:
+        """``page:line`` of the first ``/// name`` block (a generated table)."""
+        for number, line in enumerate(self.lines, 1):
+            if line.strip().startswith(f"/// {name}"):
+                return f"{self.name}:{number}"
+        return self.name
 
     @property
     def name(self) -> str:
@@ -72,7 +91,7 @@ class _FindHeaders(Preprocessor):
         self.page = page
 
     def run(self, lines: list[str]) -> list[str]:
-        self.page.blocks, self.page.read = blocks.read(lines).blocks, set()
+        self.page.blocks, self.page.read, self.page.lines = blocks.read(lines).blocks, set(), lines
         return lines
 
 
@@ -132,7 +151,7 @@ class RecordedBlock(Block):
                 problem = blocks.snippet_problem(exc, self.config["store"].snippets_dir, self.argument or "")
             message = f"{page.where(index)}: recorded block: {problem}"
             log.warning(message)
-            markup = html_parts.admonition("failure", "This block could not be shown", html.escape(message))
+            markup = html_parts.admonition("failure", "This block could not be shown", escape.html(message))
         block.text = self.md.htmlStash.store(markup)
 
     # -- rendering ---------------------------------------------------------------------
@@ -176,7 +195,7 @@ class RecordedBlock(Block):
 
     def tab(self, spec, snippet, target, state, rec, reason, where, fresh) -> str:
         known = self.config["store"].targets
-        cmd = html.escape(record_command(snippet.name, target.name))
+        cmd = escape.html(record_command(snippet.name, target.name))
         label = target.label
         self.notify(snippet, target, state, rec, reason, where)
         if state is State.NOT_APPLICABLE:
@@ -184,36 +203,36 @@ class RecordedBlock(Block):
             return html_parts.admonition(
                 "note",
                 f"Not applicable on {label}",
-                f"This snippet needs {html.escape(', '.join(sorted(snippet.requires)))}, "
-                f"so it is recorded on the {html.escape(' and '.join(on))} "
+                f"This snippet needs {escape.html(', '.join(sorted(snippet.requires)))}, "
+                f"so it is recorded on the {escape.html(' and '.join(on))} "
                 f"target{'s' * (len(on) != 1)} only.",
             )
         if state is State.MISSING:
             return html_parts.admonition(
                 "info",
                 f"Not recorded yet on {label}",
-                f"No {html.escape(label)} recording of this snippet exists yet. On a machine that "
-                f"matches this target ({html.escape(target.description)}), "
+                f"No {escape.html(label)} recording of this snippet exists yet. On a machine that "
+                f"matches this target ({escape.html(target.description)}), "
                 f"record it with <code>{cmd}</code>.",
             )
         if state is State.INVALID:
-            return html_parts.admonition("failure", f"Unreadable {label} recording", html.escape(reason))
+            return html_parts.admonition("failure", f"Unreadable {label} recording", escape.html(reason))
         if state is State.STALE:
             return html_parts.admonition(
                 "warning",
                 f"Stale {label} recording",
-                f"The snippet changed after it was recorded on {html.escape(describe.machine(rec.machine))}, "
+                f"The snippet changed after it was recorded on {escape.html(describe.machine(rec.machine))}, "
                 f"so its old output is not shown. Re-record it with <code>{cmd}</code>.",
             )
         emulated = self.emulated(snippet, target, rec, fresh, where)
         if state is State.FAILED:
-            tail = "\n".join(rec.stderr[-15:]) or "(no error output)"
+            tail = escape.visible("\n".join(rec.stderr[-15:])) or "(no error output)"
             return (
                 html_parts.admonition(
                     "failure",
                     f"The last {label} run failed",
-                    f"It ended with status <code>{html.escape(rec.status)}</code> "
-                    f"(exit code {html.escape(str(rec.exit_code))}). The end of its error output:",
+                    f"It ended with status <code>{escape.html(rec.status)}</code> "
+                    f"(exit code {escape.html(str(rec.exit_code))}). The end of its error output:",
                 )
                 + self.highlight(tail, "text")
                 + emulated
@@ -232,26 +251,26 @@ class RecordedBlock(Block):
                 lines |= set(self.claimed(spec, snippet, target, rec, where))
                 emulated = self.emulated(snippet, target, rec, fresh, where, tag="span")
                 machines_.append(
-                    f"<li><strong>{html.escape(target.label)}</strong>: "
-                    f"{html.escape(describe.provenance(rec, target.description))}"
+                    f"<li><strong>{escape.html(target.label)}</strong>: "
+                    f"{escape.html(describe.provenance(rec, target.description))}"
                     f"{' ' + emulated if emulated else ''}</li>"
                 )
                 continue
             self.notify(snippet, target, state, rec, reason, where)
-            cmd = html.escape(record_command(snippet.name, target.name))
+            cmd = escape.html(record_command(snippet.name, target.name))
             if state is State.NOT_APPLICABLE:
-                needs = html.escape(", ".join(sorted(snippet.requires)))
+                needs = escape.html(", ".join(sorted(snippet.requires)))
                 why = f"not applicable (this snippet needs {needs})"
             elif state is State.MISSING:
                 why = (
-                    f"not recorded yet on this kind of machine ({html.escape(target.description)}); "
+                    f"not recorded yet on this kind of machine ({escape.html(target.description)}); "
                     f"record it with <code>{cmd}</code>"
                 )
             elif state is State.STALE:
                 why = f"stale (the snippet changed since); re-record it with <code>{cmd}</code>"
             else:  # failed or unreadable recordings are shown as tabs instead
-                why = html.escape(state.value)
-            others.append(f"<li><strong>{html.escape(target.label)}</strong>: {why}</li>")
+                why = escape.html(state.value)
+            others.append(f"<li><strong>{escape.html(target.label)}</strong>: {why}</li>")
         first = next(iter(fresh.values()))
         text = (
             self.output(first, sorted(lines))
@@ -284,11 +303,13 @@ class RecordedBlock(Block):
 
     def output(self, rec, hl: list[int]) -> str:
         """The recorded output with the lines this page relies on highlighted."""
-        out = self.highlight("\n".join(rec.stdout) or "(printed nothing)", "text", hl_lines=hl)
+        out = self.highlight(
+            escape.visible("\n".join(rec.stdout)) or "(printed nothing)", "text", hl_lines=hl
+        )
         if rec.stderr:
             out += (
                 '<details class="recorded-stderr"><summary>It also wrote to stderr</summary>'
-                + self.highlight("\n".join(rec.stderr), "text")
+                + self.highlight(escape.visible("\n".join(rec.stderr)), "text")
                 + "</details>"
             )
         return out
@@ -316,7 +337,7 @@ class RecordedBlock(Block):
                 f"Meant to be the machine of the {host.label} tab with one thing changed ({change}), "
                 f"but recorded on another machine: {differ}."
             )
-        return f'<{tag} class="recorded-emulated">{html.escape(text)}</{tag}>'
+        return f'<{tag} class="recorded-emulated">{escape.html(text)}</{tag}>'
 
     def fix(self, snippet: Snippet, target) -> str:
         """The command for a contributor's terminal (pages show the plain `python` form)."""
@@ -368,7 +389,7 @@ class RecordedExtension(BlocksExtension):
             strict = strict.strip().lower() in ("1", "true", "yes", "on")
         store = Store(root)
         block_mgr.register(RecordedBlock, {"store": store, "strict": bool(strict), "page": page})
-        block_mgr.register(site_tables.RecordingsBlock, {"store": store})
+        block_mgr.register(site_tables.RecordingsBlock, {"store": store, "page": page})
         block_mgr.register(site_tables.MachineTableBlock, {"store": store, "page": page})
 
 

@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 
-from . import blocks, describe
+from . import blocks, describe, escape
 from .devices import Device
 from .lessons import Lesson
 from .lessons import load as load_lessons
@@ -121,7 +121,8 @@ def _stream_outputs(stdout: list[str], stderr: list[str]) -> list:
     outputs = []
     for name, lines in (("stdout", stdout), ("stderr", stderr)):
         if lines:
-            outputs.append(nbformat.v4.new_output("stream", name=name, text="\n".join(lines) + "\n"))
+            shown = escape.visible("\n".join(lines))  # recorded text: no control character reaches a reader
+            outputs.append(nbformat.v4.new_output("stream", name=name, text=shown + "\n"))
     return outputs
 
 
@@ -142,14 +143,14 @@ class _Cells:
 def _machines_sentence(recordings: list, label: str) -> str:
     machines: dict[str, list] = {}
     for rec in recordings:
-        machines.setdefault(describe.machine(rec.machine), []).append(rec)
+        machines.setdefault(escape.markdown(describe.machine(rec.machine)), []).append(rec)
     if not machines:
         return f"No {label} recording was fresh when it was generated, so its code cells have no outputs."
     bits = []
     for name, recs in machines.items():
         m = recs[0].machine
         versions = ", ".join(
-            f"{lib} {m[key]}"
+            f"{lib} {escape.markdown(m[key])}"
             for lib, key in (("Python", "python"), ("torch", "torch"), ("numpy", "numpy"))
             if m.get(key)
         )
@@ -256,7 +257,7 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
                 else f"This cell does not run on {shown.label}."
             )
             if state is State.FRESH and rec is not None:
-                note = f"*{why_not} What it printed on {describe.machine(rec.machine)} is {where}.*"
+                note = f"*{why_not} What it printed on {escape.markdown(describe.machine(rec.machine))} is {where}.*"
             else:
                 note = f"*{why_not} It has not been recorded yet; when it is, its output will be {where}.*"
         else:

@@ -14,12 +14,26 @@ import xml.etree.ElementTree as etree
 from pymdownx.blocks.block import Block
 
 from . import blocks, describe, inventory, lessons, verdicts
+from .html_parts import element_text
 from .store import Store
 
 log = logging.getLogger("mkdocs.extensions.recorded")
 
 
-class RecordingsBlock(Block):
+class _TableBlock(Block):
+    """A table built from every snippet's recordings; a snippet that cannot be read (a link
+    out of snippets/, a file without read permission) is a warning naming the page and
+    line, not a failed build."""
+
+    def entries(self, store: Store) -> list[inventory.Entry]:
+        problems: list[str] = []
+        items = inventory.entries(store, store.root / "docs", problems)
+        for problem in problems:
+            log.warning(f"{self.config['page'].line_of(self.NAME)}: {problem}")
+        return items
+
+
+class RecordingsBlock(_TableBlock):
     """``/// recordings``: every snippet x target with its state, and the machines used.
 
     Built as elements, not raw HTML, so MkDocs resolves and checks the links to pages.
@@ -37,22 +51,24 @@ class RecordingsBlock(Block):
     def on_end(self, block: etree.Element) -> None:
         block.text = None
         store: Store = self.config["store"]
-        items = inventory.entries(store, store.root / "docs")
+        items = self.entries(store)
         for orphan in inventory.orphans(store):
             log.warning(
                 f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
                 "(renamed or deleted?); delete it."
             )
-        etree.SubElement(block, "p", {"class": "recordings-totals"}).text = inventory.totals(items)
+        etree.SubElement(block, "p", {"class": "recordings-totals"}).text = element_text(
+            inventory.totals(items)
+        )
         declared = lessons.load(store.root)
         for lesson, rows in inventory.by_lesson(items, declared).items():
             heading = etree.SubElement(block, "h2", {"id": f"lesson-{blocks.anchor(lesson or 'top-level')}"})
-            heading.text = lessons.title(declared, lesson)
+            heading.text = element_text(lessons.title(declared, lesson))
             self.table(block, rows)
-        etree.SubElement(block, "h2", {"id": "machines"}).text = "Machines"
+        etree.SubElement(block, "h2", {"id": "machines"}).text = element_text("Machines")
         for title, info in inventory.machines(items).items():
             m = info["machine"]
-            etree.SubElement(block, "h3").text = title
+            etree.SubElement(block, "h3").text = element_text(title)
             facts = etree.SubElement(block, "ul")
             for label, value in (
                 (
@@ -69,24 +85,24 @@ class RecordingsBlock(Block):
                 ("Python, torch, numpy", f"{m.get('python')}, {m.get('torch')}, {m.get('numpy')}"),
             ):
                 item = etree.SubElement(facts, "li")
-                etree.SubElement(item, "strong").text = f"{label}: "
-                etree.SubElement(item, "span").text = str(value)
+                etree.SubElement(item, "strong").text = element_text(f"{label}: ")
+                etree.SubElement(item, "span").text = element_text(str(value))
 
     def table(self, parent: etree.Element, items: list[inventory.Entry]) -> None:
         store: Store = self.config["store"]
         table = etree.SubElement(parent, "table")
         head = etree.SubElement(etree.SubElement(table, "thead"), "tr")
         for title in ("snippet", "target", "state", "run time", "recorded", "machine"):
-            etree.SubElement(head, "th").text = title
+            etree.SubElement(head, "th").text = element_text(title)
         body = etree.SubElement(table, "tbody")
         for e in items:
             row = etree.SubElement(body, "tr", {"class": f"state-{e.state.name.lower()}"})
             cell = etree.SubElement(row, "td")
             if e.page:
                 link = etree.SubElement(cell, "a", {"href": e.page})
-                etree.SubElement(link, "code").text = e.snippet.name
+                etree.SubElement(link, "code").text = element_text(e.snippet.name)
             else:
-                etree.SubElement(cell, "code").text = e.snippet.name
+                etree.SubElement(cell, "code").text = element_text(e.snippet.name)
             rec = e.recording
             values = (
                 store.targets.label(e.target),
@@ -96,10 +112,10 @@ class RecordingsBlock(Block):
                 describe.machine(rec.machine) if rec else "",
             )
             for value in values:
-                etree.SubElement(row, "td").text = value
+                etree.SubElement(row, "td").text = element_text(value)
 
 
-class MachineTableBlock(Block):
+class MachineTableBlock(_TableBlock):
     """``/// machine-table``: each verdict line of each lesson (rows) beside each target
     (columns), every row linked to the block on the page that explains it, and then the
     machine behind each target. See verdicts.py for what counts as a verdict line."""
@@ -117,22 +133,22 @@ class MachineTableBlock(Block):
         block.text = None
         store: Store = self.config["store"]
         docs = store.root / "docs"
-        items = inventory.entries(store, docs)
+        items = self.entries(store)
         declared = lessons.load(store.root)
         tables = verdicts.rows(store, docs, items)
         if not tables:
-            etree.SubElement(block, "p").text = "No snippet prints a verdict line yet."
+            etree.SubElement(block, "p").text = element_text("No snippet prints a verdict line yet.")
         for lesson, rows in tables.items():
             title = lessons.title(declared, lesson)
             anchor = f"verdicts-{blocks.anchor(lesson or 'top-level')}"
-            etree.SubElement(block, "h2", {"id": anchor}).text = title
+            etree.SubElement(block, "h2", {"id": anchor}).text = element_text(title)
             self.table(block, title, rows)
-        etree.SubElement(block, "h2", {"id": "the-machines"}).text = "The machines"
+        etree.SubElement(block, "h2", {"id": "the-machines"}).text = element_text("The machines")
         facts = etree.SubElement(block, "ul")
         for target, seen in verdicts.machines(store, items).items():
             t = store.targets.get(target)
             item = etree.SubElement(facts, "li")
-            etree.SubElement(item, "strong").text = f"{t.label}: "
+            etree.SubElement(item, "strong").text = element_text(f"{t.label}: ")
             text = f"{t.description}. "
             text += f"Recorded on {'; '.join(seen)}." if seen else "Not recorded yet on this kind of machine."
             change = describe.emulation(t, store.targets)
@@ -140,14 +156,14 @@ class MachineTableBlock(Block):
                 text += (
                     f" The same machine as {store.targets.label(t.host)}, with one thing changed: {change}."
                 )
-            etree.SubElement(item, "span").text = text
+            etree.SubElement(item, "span").text = element_text(text)
 
     def table(self, parent: etree.Element, title: str, rows: list[verdicts.Row]) -> None:
         store: Store = self.config["store"]
         here = posixpath.dirname(self.config["page"].name)
         table = etree.SubElement(parent, "table")
         caption = f"{title}: each verdict line, as each kind of machine printed it"
-        etree.SubElement(table, "caption").text = caption
+        etree.SubElement(table, "caption").text = element_text(caption)
         head = etree.SubElement(etree.SubElement(table, "thead"), "tr")
         columns = [
             "Printed line, and where it is explained",
@@ -155,26 +171,30 @@ class MachineTableBlock(Block):
             "Changes with the machine",
         ]
         for name in columns:
-            etree.SubElement(head, "th", {"scope": "col"}).text = name
+            etree.SubElement(head, "th", {"scope": "col"}).text = element_text(name)
         body = etree.SubElement(table, "tbody")
         for row in rows:
             changes = row.changes
             kind = {True: "verdict-changes", False: "verdict-same", None: "verdict-unknown"}[changes]
             tr = etree.SubElement(body, "tr", {"class": kind})
             th = etree.SubElement(tr, "th", {"scope": "row"})
-            etree.SubElement(th, "code").text = row.label
+            etree.SubElement(th, "code").text = element_text(row.label)
             etree.SubElement(th, "br")
             if row.page:
                 path, _, fragment = row.page.partition("#")
                 href = posixpath.relpath(path, here or ".") + (f"#{fragment}" if fragment else "")
                 link = etree.SubElement(th, "a", {"href": href, "class": "verdict-where"})
-                link.text = row.where
+                link.text = element_text(row.where)
             else:
-                etree.SubElement(th, "span", {"class": "verdict-where"}).text = f"{row.where} (on no page)"
+                etree.SubElement(th, "span", {"class": "verdict-where"}).text = element_text(
+                    f"{row.where} (on no page)"
+                )
             for target in store.targets.names:
                 cell = row.cells[target]
                 kind = f"verdict-{cell.kind}" + (
                     f" verdict-{cell.text.replace(' ', '-').lower()}" if cell.kind == "value" else ""
                 )
-                etree.SubElement(tr, "td", {"class": kind}).text = cell.text
-            etree.SubElement(tr, "td").text = {True: "yes", False: "no", None: "not known yet"}[changes]
+                etree.SubElement(tr, "td", {"class": kind}).text = element_text(cell.text)
+            etree.SubElement(tr, "td").text = element_text(
+                {True: "yes", False: "no", None: "not known yet"}[changes]
+            )

@@ -95,7 +95,12 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
         raise SnippetError(f"{name!r}: resolves outside {snippets_dir}; snippets must live inside it.")
     if not path.is_file():
         raise SnippetError(f"{name!r}: no such snippet in {snippets_dir}.")
-    meta = parse_metadata(path.read_text(encoding="utf-8"), where=str(pure))
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise SnippetError(f"{pure}: cannot be read ({why}); snippets are UTF-8 Python files.") from None
+    meta = parse_metadata(source, where=str(pure))
     tool = meta.get("tool", {})
     tool = tool.get("record-runs", {}) if isinstance(tool, dict) else tool
     known = known or targets_.load(snippets_dir.parent)
@@ -134,12 +139,23 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
     return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout), timing)
 
 
-def discover(snippets_dir: Path, known: Targets | None = None) -> list[Snippet]:
-    """Every snippet under snippets_dir, sorted by name."""
+def discover(
+    snippets_dir: Path, known: Targets | None = None, problems: list[str] | None = None
+) -> list[Snippet]:
+    """Every snippet under snippets_dir, sorted by name. A file that is not a usable snippet
+    raises SnippetError, or with a ``problems`` list is left out and said there."""
     known = known or targets_.load(snippets_dir.parent)
     names = sorted(
         p.relative_to(snippets_dir).as_posix()
         for p in snippets_dir.rglob("*.py")
         if "__pycache__" not in p.parts
     )
-    return [load(snippets_dir, n, known) for n in names]
+    found = []
+    for name in names:
+        try:
+            found.append(load(snippets_dir, name, known))
+        except SnippetError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+    return found

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
-from . import blocks, choose, claims, kinds, runner
+from . import blocks, choose, claims, escape, kinds, runner
 from . import targets as targets_
 from .snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
 from .store import State, Store, record_command, this_python
@@ -115,7 +115,7 @@ class RecordedParser:
         live_target = self.live.target
         if not snippet.runs_on(live_target):
             if problems:
-                return "\n\n".join(problems)
+                return escape.visible("\n\n".join(problems))
             raise unittest.SkipTest(
                 f"{snippet.name} needs {', '.join(sorted(snippet.requires))}, which this machine "
                 f"lacks; its recordings were checked, the live run skipped"
@@ -127,7 +127,8 @@ class RecordedParser:
             problems.append(f"{where}: {result.status} (exit code {result.exit_code})\n{tail}")
         else:
             problems += check_claims(list(spec.expect), result.stdout, where, locate)
-        return "\n\n".join(problems) or None
+        # The messages quote what snippets printed: no control character reaches the terminal.
+        return escape.visible("\n\n".join(problems)) or None
 
     def check_recordings(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
         problems = []
