@@ -476,9 +476,8 @@ def test_snippet_timeout_from_its_metadata_applies(tmp_path):
     assert last == "[recorder: stopped after the 0.3 s timeout]"
 
 
-def test_timeout_leaves_no_process_of_the_snippet_behind(tmp_path):
-    pids = tmp_path / "pids"
-    pids.mkdir()
+def test_timeout_leaves_no_process_of_the_snippet_behind(tmp_path, tmp_path_factory):
+    pids = tmp_path_factory.mktemp("pids")  # outside the project: a run may not write into it
     child = (
         f"import os, time; open(os.path.join({str(pids)!r}, 'child'), 'w').write(str(os.getpid())); "
         "time.sleep(30)"
@@ -504,8 +503,8 @@ def test_timeout_leaves_no_process_of_the_snippet_behind(tmp_path):
         assert gone_soon(pid), f"the {who} (pid {pid}) outlived the timeout"
 
 
-def test_a_finished_snippet_leaves_no_background_child_behind(tmp_path):
-    pidfile = tmp_path / "child.pid"
+def test_a_finished_snippet_leaves_no_background_child_behind(tmp_path, tmp_path_factory):
+    pidfile = tmp_path_factory.mktemp("pids") / "child.pid"  # outside the project
     child = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
     add_snippet(
         tmp_path,

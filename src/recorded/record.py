@@ -9,6 +9,7 @@ what it finished.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import sys
 import tempfile
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import busy as busy_
-from . import provenance, runner
+from . import guard, provenance, runner
 from .snippets import DEFAULT_TIMEOUT, Snippet
 from .store import Recording, State, Store
 
@@ -135,13 +136,28 @@ def record(
                 failed.append(item)
                 continue
         started = dt.datetime.now(dt.UTC)
+        before = guard.take(store.root, [store.snippets_dir, store.recordings_dir])
         result = runner.run(s, store.targets.get(t), limit, python=python)
+        after = guard.take(store.root, [store.snippets_dir, store.recordings_dir])
         if load is not None:
             load.update(_measure(other_load, "after"))
+        if changed := guard.changes(before, after):
+            guard.restore(before, after)
+            print(
+                f" refused: the run changed files in the project ({', '.join(changed)}); a snippet "
+                "must not write into the project, so nothing it printed is kept and "
+                f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back",
+                file=out,
+                flush=True,
+            )
+            failed.append(item)
+            if fail_fast:
+                break
+            continue
         rec = Recording(
             snippet=s.name,
             target=t,
-            sha256=s.sha256(),
+            sha256=hashlib.sha256(result.source).hexdigest(),
             status=result.status,
             exit_code=result.exit_code,
             stdout=result.stdout,

@@ -33,6 +33,7 @@ class RunResult:
     stdout: list[str]
     stderr: list[str]
     duration_s: float
+    source: bytes = b""  #: the snippet's bytes as they ran
 
 
 def target_env(
@@ -60,53 +61,125 @@ def target_env(
 
 
 class _Capture(threading.Thread):
-    """Drain a pipe into a bounded buffer so a chatty child can never block or flood us."""
+    """Drain a pipe into a bounded buffer as the output comes (a raw read returns what is
+    there), so a chatty child can never block or flood us, and a process that keeps the
+    pipe open after the snippet ends cannot take the snippet's output with it."""
 
     def __init__(self, pipe):
         super().__init__(daemon=True)
-        self.pipe, self.kept, self.dropped = pipe, bytearray(), 0
+        self.fd, self.kept, self.dropped = pipe.fileno(), bytearray(), 0
 
     def run(self):
-        for chunk in iter(lambda: self.pipe.read(65536), b""):
+        while chunk := _read(self.fd):
             room = MAX_STREAM_BYTES - len(self.kept)
             self.kept += chunk[:room]
             self.dropped += max(0, len(chunk) - room)
 
     def lines(self) -> list[str]:
-        lines = self.kept.decode("utf-8", errors="replace").splitlines()
+        lines = bytes(self.kept).decode("utf-8", errors="replace").splitlines()
         if self.dropped:
             lines.append(f"[recorder: output cut here, {self.dropped} more bytes not kept]")
         return lines
 
 
-# On Linux the snippet starts through this launcher: it asks the kernel for SIGKILL when the
-# recorder dies, however it dies (even SIGKILL, which leaves the recorder no chance to clean
-# up), then becomes the snippet's interpreter; the request survives exec. A snippet left
-# running would load the machine and skew the next timings. (A launcher rather than
-# Popen's preexec_fn, which is unsafe once the recorder has threads.)
-_LAUNCH = """
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # closed under us: the run is over
+        return b""
+
+
+# On Linux the snippet starts under this supervisor, a few lines of Python between the
+# recorder and the snippet. It asks the kernel for SIGKILL when the recorder dies, however
+# it dies (even SIGKILL, which leaves the recorder no chance to clean up), and to become
+# the *subreaper* of everything the snippet starts: a process that escapes with a new
+# session or a double fork is handed back to it, not to init. When the snippet ends, or the
+# recorder asks with SIGTERM (a timeout, Ctrl-C), it kills and reaps every process left
+# below it, then ends as the snippet ended. A process left running would load the machine
+# and skew the next timings, and would hold the output pipe open.
+_SUPERVISE = """
 import ctypes, os, signal, sys
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 is PR_SET_PDEATHSIG
-except (OSError, AttributeError):
-    pass
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 if os.getppid() != int(sys.argv[1]):  # the recorder died before the request took hold
     sys.exit(137)
-os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+me = os.getpid()
+
+def children():
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == me:
+                found.append(int(entry))
+    return found
+
+def end_all():
+    for _ in range(1000):
+        left = children()
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in left:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+def stop(signum, frame):
+    end_all()
+    os._exit(128 + signum)
+
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)
+snippet = os.fork()
+if snippet == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    libc.prctl(1, signal.SIGKILL)  # the snippet dies with its supervisor
+    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+_, status = os.waitpid(snippet, 0)
+end_all()
+if os.WIFSIGNALED(status):  # end as the snippet did, so the recorder names the signal
+    if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(me, os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status))
 """
+
+#: How long a supervisor has to end its snippet's processes before they are killed outright.
+GRACE_S = 5.0
 
 
 def _command(python: str, script: Path) -> list[str]:
     if sys.platform.startswith("linux"):
-        return [python, "-c", _LAUNCH, str(os.getpid()), str(script)]
+        return [python, "-c", _SUPERVISE, str(os.getpid()), str(script)]
     return [python, str(script)]  # elsewhere the process group still catches the rest
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen) -> None:
+    """End the run: the supervisor ends every process below it; then its group is killed
+    outright, in case it could not."""
+    if proc.poll() is None:
+        try:
+            proc.terminate()
+            proc.wait(GRACE_S)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    proc.wait()
 
 
 def run(
@@ -117,11 +190,20 @@ def run(
     compile_cache: Path | None = None,
     threads: int | None = None,
 ) -> RunResult:
-    with tempfile.TemporaryDirectory(prefix="record-runs-") as tmp:
-        workdir = Path(tmp)
+    """Run the snippet once, as a copy in a fresh temporary folder: the code that ran is the
+    code the result names (``RunResult.source``), and it cannot find the project's files
+    through its own path."""
+    with (
+        tempfile.TemporaryDirectory(prefix="record-runs-") as tmp,
+        tempfile.TemporaryDirectory(prefix="record-runs-code-") as code_dir,
+    ):
+        workdir = Path(tmp)  # starts empty: the snippet's own folder to work in
+        source = snippet.path.read_bytes()
+        copy = Path(code_dir) / snippet.path.name
+        copy.write_bytes(source)
         start = time.perf_counter()
         proc = subprocess.Popen(
-            _command(python, snippet.path.resolve()),
+            _command(python, copy),
             cwd=workdir,
             env=target_env(target, workdir, compile_cache, threads),
             stdin=subprocess.DEVNULL,
@@ -138,12 +220,11 @@ def run(
         except subprocess.TimeoutExpired:
             status = "timeout"
         finally:
-            # Also on success and on Ctrl-C: no child of the snippet outlives its run.
-            _kill_group(proc)
-            proc.wait()
-            # A grandchild holding the pipes open must not keep us here.
-            out.join(5)
-            err.join(5)
+            # Also on success and on Ctrl-C: no process of the snippet outlives its run.
+            _stop(proc)
+            # Whatever still holds the pipes open must not keep us here: what came is kept.
+            out.join(GRACE_S)
+            err.join(GRACE_S)
         duration = time.perf_counter() - start
     code = proc.returncode
     stderr = err.lines()
@@ -158,7 +239,7 @@ def run(
             except ValueError:
                 name = str(-code)
             stderr.append(f"[recorder: killed by signal {name}]")
-    return RunResult(status, code, out.lines(), stderr, round(duration, 3))
+    return RunResult(status, code, out.lines(), stderr, round(duration, 3), source)
 
 
 class TargetCheckFailed(RuntimeError):

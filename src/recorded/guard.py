@@ -1,0 +1,106 @@
+"""What a snippet's run changed in the project, so that a run cannot edit the repository behind
+the recorder's back: forge another snippet's recording, rewrite a snippet, plant a file.
+
+Standard library only. Before each run the recorder notes the project: every byte of the
+snippets and of the recording stores (kept, so they can be put back), and the size and
+modification time of every other file, tools' folders left out. After the run it looks
+again; a run that changed anything is refused, the stores are put back as they were, and
+the message names every file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Folders of tools, not of the project: caches, environments, builds, version control.
+SKIP = frozenset(
+    {
+        ".git",
+        ".venv",
+        "venv",
+        "site",
+        ".cache",
+        "__pycache__",
+        ".pytest_cache",
+        ".hypothesis",
+        ".mypy_cache",
+        ".ruff_cache",
+        "node_modules",
+        "build",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    root: Path
+    kept: dict[Path, bytes]  #: every file of the snippets and the stores, by path
+    seen: dict[Path, tuple[int, int]]  #: (size, mtime_ns) of every other file
+
+
+def _files(folder: Path, skip: frozenset[Path]) -> list[Path]:
+    found = []
+    for top, dirs, files in os.walk(folder):
+        here = Path(top)
+        dirs[:] = [d for d in dirs if d not in SKIP and not d.endswith(".egg-info") and here / d not in skip]
+        found += [here / f for f in files]
+    return found
+
+
+def take(root: Path, kept: list[Path], skip: tuple[Path, ...] = ()) -> Snapshot:
+    """The project under ``root`` now: the folders in ``kept`` byte for byte, the rest by
+    size and time; ``skip`` (a run's temporary folder, say) is not looked at."""
+    root = Path(root).resolve()
+    skipped = frozenset(Path(p).resolve() for p in skip)
+    folders = [Path(k).resolve() for k in kept]
+    contents: dict[Path, bytes] = {}
+    for folder in folders:
+        for path in _files(folder, skipped):
+            try:
+                contents[path] = path.read_bytes()
+            except OSError:
+                continue
+    seen: dict[Path, tuple[int, int]] = {}
+    for path in _files(root, skipped | frozenset(folders)):
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        seen[path] = (st.st_size, st.st_mtime_ns)
+    return Snapshot(root, contents, seen)
+
+
+def changes(before: Snapshot, after: Snapshot) -> list[str]:
+    """Every file that differs, as ``path (added|removed|changed)``, relative to the project."""
+
+    def shown(path: Path) -> str:
+        try:
+            return path.relative_to(before.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    return [
+        f"{shown(p)} ({how})" for p, how in _diff(before.kept, after.kept) + _diff(before.seen, after.seen)
+    ]
+
+
+def _diff(old: Mapping[Path, object], new: Mapping[Path, object]) -> list[tuple[Path, str]]:
+    return [
+        (path, "added" if path not in old else "removed" if path not in new else "changed")
+        for path in sorted(old.keys() | new.keys())
+        if old.get(path) != new.get(path)
+    ]
+
+
+def restore(before: Snapshot, after: Snapshot) -> None:
+    """Put the kept folders back as they were: files changed or removed are rewritten, files
+    added are removed."""
+    for path in after.kept.keys() - before.kept.keys():
+        path.unlink(missing_ok=True)
+    for path, data in before.kept.items():
+        if after.kept.get(path) != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
