@@ -23,17 +23,16 @@ import datetime as dt
 import hashlib
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import describe, kinds, machines
+from .runner import MAX_STREAM_BYTES
 from .snippets import SnippetError, load
 from .store import RECORDING_FIELDS, Recording, RecordingError, Store, write_atomically
 
 BUNDLE_VERSION = 1
 BUNDLE_KEYS = ("bundle", "created_at", "machine", "recordings", "recordings_sha256")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class BundleError(ValueError):
@@ -108,8 +107,15 @@ def _recording(data: object, where: str) -> Recording:
         if missing:
             raise RecordingError(f"{where}: field(s) {missing} missing.")
     rec = Recording.from_dict(data, where)
-    if not isinstance(rec.sha256, str) or not _SHA256.fullmatch(rec.sha256):
-        raise RecordingError(f"{where}: sha256 {rec.sha256!r} is not 64 lowercase hex digits.")
+    for stream in ("stdout", "stderr"):
+        # A run keeps at most MAX_STREAM_BYTES of a stream, which decode to at most as many
+        # characters, and adds a line or two of its own.
+        size = sum(len(line) + 1 for line in getattr(rec, stream))
+        if size > MAX_STREAM_BYTES + 1000:
+            raise RecordingError(
+                f"{where}: its {stream} holds {size:,} characters; a run keeps at most "
+                f"{MAX_STREAM_BYTES:,} bytes of each stream, so the recorder did not make it."
+            )
     if rec.exit_code is not None and (isinstance(rec.exit_code, bool) or not isinstance(rec.exit_code, int)):
         raise RecordingError(f"{where}: exit_code {rec.exit_code!r} is neither a number nor null.")
     if isinstance(rec.duration_s, bool) or not math.isfinite(rec.duration_s) or rec.duration_s < 0:
@@ -117,11 +123,23 @@ def _recording(data: object, where: str) -> Recording:
     return rec
 
 
-def read_bundle(path: Path) -> Bundle:
-    """Parse and check one bundle file. Raises BundleError naming the file."""
+#: The largest bundle --import reads unless told otherwise (--max-bundle-mb): every snippet of
+#: a lesson on one target is well under a megabyte, and a file is read whole.
+MAX_BUNDLE_MB = 16.0
+
+
+def read_bundle(path: Path, max_mb: float = MAX_BUNDLE_MB) -> Bundle:
+    """Parse and check one bundle file. Raises BundleError naming the file. A file over
+    ``max_mb`` megabytes is refused before it is read, so memory stays bounded."""
     path = Path(path)
     where = str(path)
     try:
+        size = path.stat().st_size
+        if size > max_mb * 1e6:
+            raise BundleError(
+                f"{where}: {size / 1e6:.1f} MB, over the {max_mb:g} MB a bundle may be; nothing was "
+                f"read. If you trust it, import it with --max-bundle-mb {math.ceil(size / 1e6)}."
+            )
         raw = path.read_bytes()
     except FileNotFoundError:
         raise BundleError(f"{where}: no such file.") from None
@@ -131,6 +149,10 @@ def read_bundle(path: Path) -> Bundle:
         raise BundleError(f"{where}: cannot be read ({exc.strerror or exc}).") from None
     try:
         data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise BundleError(
+            f"{where}: its JSON is nested too deeply to be a bundle; nothing was imported."
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(
             f"{where}: not a JSON bundle ({exc}); it may be damaged or not a bundle at all."
@@ -165,7 +187,13 @@ def read_bundle(path: Path) -> Bundle:
             recs.append(_recording(item, named))
         except RecordingError as exc:
             raise BundleError(f"{where}: {exc}") from None
-    if digest(recs) != data["recordings_sha256"]:
+    try:
+        checksum = digest(recs)
+    except RecursionError:
+        raise BundleError(
+            f"{where}: a recording's machine is nested too deeply; nothing was imported."
+        ) from None
+    if checksum != data["recordings_sha256"]:
         raise BundleError(
             f"{where}: its recordings do not match its checksum (recordings_sha256): "
             "the file was edited or damaged after it was written. Make it again with "
@@ -288,7 +316,7 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> list[
             else (here[1] if here and not machines.same_machine(here[1], rec.machine) else None)
         )
         if other is not None:
-            where = "this bundle" if other is first.machine or here is None else store._shown(here[0])
+            where = "this bundle" if other is first.machine or here is None else store.shown(here[0])
             o.action, o.why = (
                 "refused",
                 (
@@ -302,10 +330,12 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> list[
     return problems
 
 
-def import_bundle(store: Store, path: Path, allow_stale: bool = False) -> Report:
+def import_bundle(
+    store: Store, path: Path, allow_stale: bool = False, max_mb: float = MAX_BUNDLE_MB
+) -> Report:
     """Merge one bundle into the store, all or nothing as the module docstring says."""
     try:
-        bundle = read_bundle(path)
+        bundle = read_bundle(path, max_mb)
     except BundleError as exc:
         return Report(Path(path), None, error=str(exc))
     outcomes, problems = _check(store, bundle, allow_stale)

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 from pathlib import Path
 
 from . import kinds, lessons
-from .bundles import BundleError
+from .bundles import MAX_BUNDLE_MB, BundleError
 from .choose import ChoiceError
 from .commands import Options, UsageError, save_bundle
 from .commands import run as run_commands
+from .escape import SafeStream
 from .snippets import SnippetError
-from .store import Recording, RecordingError, Store, this_python
+from .store import Recording, RecordingError, Store, WriteFailed, this_python
 from .targets import TargetError
 
 #: What ``main(prog=...)`` takes for `python -m recorded`; a script passes its own path.
@@ -186,6 +188,13 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         "--bundle", metavar="FILE", help="also write every recording this run made into FILE (atomically)"
     )
     p.add_argument(
+        "--max-bundle-mb",
+        type=float,
+        default=MAX_BUNDLE_MB,
+        metavar="MB",
+        help=f"with --import: read no bundle larger than this (default {MAX_BUNDLE_MB:g} MB)",
+    )
+    p.add_argument(
         "--allow-stale",
         action="store_true",
         help="with --import: import recordings of outdated snippets, marked stale",
@@ -210,6 +219,8 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         p.error("--bundle goes with a run that records (or --compare), not with --check, --list or --import")
     if args.allow_stale and not args.import_:
         p.error("--allow-stale goes with --import")
+    if args.max_bundle_mb <= 0:
+        p.error("--max-bundle-mb takes a positive number of megabytes")
     if args.import_ and args.snippets:
         p.error("--import takes bundle files only; the snippets they hold are imported")
     if args.replace_machine and (args.target in (None, "all", "auto") or args.snippets):
@@ -246,14 +257,41 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         out=args.out,
         adopt=tuple(args.adopt) if args.adopt else None,
         files=tuple(args.import_ or ()),
+        max_bundle_mb=args.max_bundle_mb,
         prog=prog,
         command=command,
     )
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI sends a cancelled job), met as Ctrl-C is: the run ends cleanly."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None, root: Path | None = None, prog: str | None = None) -> int:
     """The recorder for the project at root (default: the current folder). ``prog``: how it
-    was started (MODULE, or a script's path as typed); messages name it."""
+    was started (MODULE, or a script's path as typed); messages name it.
+
+    Everything it prints goes through text.SafeStream: a recording's text never reaches the
+    terminal with its control characters. SIGTERM ends it as Ctrl-C does."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(streams[0]), SafeStream(streams[1])
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread: leave SIGTERM as it is
+        previous = None
+    try:
+        return _main(argv, root, prog)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None, root: Path | None, prog: str | None) -> int:
     root = Path(root or Path.cwd())
     name, command = program(prog, root)
     opts = parse_args(argv, name, command)
@@ -277,11 +315,27 @@ def main(argv: list[str] | None = None, root: Path | None = None, prog: str | No
     ) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\n{name}: interrupted; recordings finished before it are kept.", file=sys.stderr)
-        if opts.bundle:
-            try:
-                save_bundle(opts.bundle, made)
-            except (OSError, BundleError) as exc:
-                print(f"{name}: could not write the bundle: {exc}", file=sys.stderr)
-        return 130
+    except WriteFailed as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        _keep(opts, made, name)
+        return 1
+    except KeyboardInterrupt as exc:
+        how, code = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        n = len(made)
+        print(
+            f"\n{name}: {how}; recordings finished before it are kept ({n})"
+            + (f" and bundled in {opts.bundle}" if opts.bundle else "")
+            + "; the run in progress was stopped, its processes ended and its temporary folder removed.",
+            file=sys.stderr,
+        )
+        _keep(opts, made, name)
+        return code
+
+
+def _keep(opts: Options, made: list[Recording], name: str) -> None:
+    """Bundle what was made before a run was cut short, when a bundle was asked for."""
+    if opts.bundle:
+        try:
+            save_bundle(opts.bundle, made)
+        except (OSError, BundleError) as exc:
+            print(f"{name}: could not write the bundle: {exc}", file=sys.stderr)

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TextIO
 
 from . import describe, kinds, lessons, provenance
-from .bundles import Report, import_bundle, write_bundle
+from .bundles import MAX_BUNDLE_MB, Report, import_bundle, write_bundle
 from .choose import ALL, AUTO, Choice, choose, named
 from .listing import check, in_parts, say_part, show_list
 from .record import Item, Part, part, plan, record, to_run
 from .snippets import Snippet, discover, load
-from .store import Recording, State, Store
+from .store import Recording, State, Store, locked
 
 #: How the recorder's modes are named in Options.mode.
 MODES = ("record", "check", "list", "compare", "adopt", "import")
@@ -48,6 +48,7 @@ class Options:
     out: str | None = None
     adopt: tuple[str, str] | None = None
     files: tuple[str, ...] = ()  # --import's bundles
+    max_bundle_mb: float = MAX_BUNDLE_MB  # --import reads no larger bundle
     #: The recorder as the user started it, for message prefixes ("scripts/record_runs.py"),
     #: and as a command to type again, interpreter included, for fix lines.
     prog: str = "scripts/record_runs.py"
@@ -265,7 +266,9 @@ def do_import(opts: Options, store: Store) -> int:
         if not Path(name).is_file():
             hint = " (--import takes bundle files only, not snippets)" if name.endswith(".py") else ""
             raise UsageError(f"--import {name}: no such file{hint}. Nothing was imported.")
-    return import_bundles(store, [Path(name) for name in opts.files], opts.allow_stale, sys.stdout)
+    return import_bundles(
+        store, [Path(name) for name in opts.files], opts.allow_stale, sys.stdout, opts.max_bundle_mb
+    )
 
 
 def do_adopt(opts: Options, store: Store) -> int:
@@ -286,16 +289,20 @@ def run(opts: Options, published: Store, made: list[Recording]) -> int:
             f"--bundle {opts.bundle}: is a folder; name a file, such as {Path(opts.bundle) / 'bundle.json'}."
         )
     store = Store(published.root, Path(opts.out), published.targets) if opts.out else published
-    if opts.mode == "import":
-        return do_import(opts, store)
-    if opts.mode == "adopt":
-        return do_adopt(opts, store)
-    snippets = select(store, opts.snippets)
     if opts.mode in ("check", "list"):
-        return do_check_or_list(opts, store, published, snippets)
-    if opts.mode == "compare":
-        return do_compare(opts, published, snippets, made)
-    return do_record(opts, store, published, snippets, made)
+        return do_check_or_list(opts, store, published, select(store, opts.snippets))
+    if opts.mode == "compare" and not opts.out:  # its runs go to a scratch store
+        return do_compare(opts, published, select(store, opts.snippets), made)
+    # Whatever writes recordings holds the store's lock: two at once take turns.
+    with locked(store.recordings_dir, f"{opts.prog}, {opts.mode}", say=lambda s: print(s, file=sys.stderr)):
+        if opts.mode == "import":
+            return do_import(opts, store)
+        if opts.mode == "adopt":
+            return do_adopt(opts, store)
+        snippets = select(store, opts.snippets)
+        if opts.mode == "compare":
+            return do_compare(opts, published, snippets, made)
+        return do_record(opts, store, published, snippets, made)
 
 
 # -- reporting an import ----------------------------------------------------------------------
@@ -316,12 +323,14 @@ def show(report: Report, out: TextIO) -> None:
         print(line + (f": {o.why}" if o.why else ""), file=out)
 
 
-def import_bundles(store: Store, paths: list[Path], allow_stale: bool, out: TextIO) -> int:
+def import_bundles(
+    store: Store, paths: list[Path], allow_stale: bool, out: TextIO, max_mb: float = MAX_BUNDLE_MB
+) -> int:
     """Import each bundle in turn, report per recording. 0 when nothing was refused, else 1."""
     counts = {"imported": 0, "unchanged": 0, "refused": 0, "not imported": 0}
     whole = refused = 0
     for path in paths:
-        report = import_bundle(store, Path(path), allow_stale)
+        report = import_bundle(store, Path(path), allow_stale, max_mb)
         show(report, out)
         refused += report.refused
         whole += bool(report.error)

@@ -88,7 +88,7 @@ def admit(store: Store, target: str, machine: dict, command: str = "python scrip
     for path, rec in recordings(store, store.targets.sharing(target)):
         if not machines.same_machine(rec.machine, machine):
             raise MachineRefused(
-                f"--target {target}: {store._shown(path)} and the other recordings of "
+                f"--target {target}: {store.shown(path)} and the other recordings of "
                 f"{', '.join(store.targets.sharing(target))} come from {machines.words(rec.machine)}; this "
                 f"is {machines.words(machine)} ({'; '.join(machines.differences(rec.machine, machine))}). "
                 "One tab shows one machine, so nothing was recorded. To record that whole tab here "
@@ -106,12 +106,12 @@ def audit(store: Store) -> list[str]:
             t = store.targets.get(rec.target)
             if why := machines.unmet(t.requires, rec.machine):
                 problems.append(
-                    f"{store._shown(path)}: its machine is not a {rec.target} machine "
+                    f"{store.shown(path)}: its machine is not a {rec.target} machine "
                     f"({'; '.join(why)}; {rec.target} requires {t.requires})"
                 )
             if t.check and (rec.machine.get("target") or {}).get("check") != t.check.prints:
                 problems.append(
-                    f"{store._shown(path)}: its run did not prove {rec.target}: the check "
+                    f"{store.shown(path)}: its run did not prove {rec.target}: the check "
                     f"printed {(rec.machine.get('target') or {}).get('check')!r}, "
                     f"not {t.check.prints!r}"
                 )
@@ -120,8 +120,8 @@ def audit(store: Store) -> list[str]:
             if not machines.same_machine(first[1].machine, rec.machine):
                 problems.append(
                     f"{', '.join(store.targets.sharing(group))} recorded on two machines: "
-                    f"{store._shown(first[0])} on {machines.words(first[1].machine)}, "
-                    f"{store._shown(path)} on {machines.words(rec.machine)}"
+                    f"{store.shown(first[0])} on {machines.words(first[1].machine)}, "
+                    f"{store.shown(path)} on {machines.words(rec.machine)}"
                 )
                 break
     return problems
@@ -135,7 +135,7 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
     t = store.targets.get(target, "--adopt")
     lines, fits = [], []
     for path in sorted((store.recordings_dir / source).rglob("*.json")):
-        shown = store._shown(path)
+        shown = store.shown(path)
         try:
             rec = Recording.from_dict(json.loads(path.read_text(encoding="utf-8")), shown)
         except (ValueError, RecordingError) as exc:
@@ -158,7 +158,7 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
     odd = [(p, r) for p, r in fits if machine is not None and not machines.same_machine(machine, r.machine)]
     if odd and machine is not None:
         raise MachineRefused(
-            f"--adopt {source} {target}: {store._shown(odd[0][0])} comes from "
+            f"--adopt {source} {target}: {store.shown(odd[0][0])} comes from "
             f"{machines.words(odd[0][1].machine)}, but {target}'s tab shows {machines.words(machine)}; "
             "name the snippets of one machine (--adopt FROM TO SNIPPET...). Nothing was moved."
         )
@@ -175,7 +175,7 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
         )
         store.write(rec)
         path.unlink()
-        lines.append(f"adopted    {store._shown(path)} -> {store._shown(store.path(rec.snippet, target))}")
+        lines.append(f"adopted    {store.shown(path)} -> {store.shown(store.path(rec.snippet, target))}")
     for folder in sorted((store.recordings_dir / source).glob("**/"), reverse=True):
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()  # a folder emptied by the move goes too

@@ -6,11 +6,16 @@ recording, and a failed run never replaces a good one (that rule lives in ``reco
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import fcntl
 import json
 import os
+import re
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -19,6 +24,8 @@ from .snippets import Snippet
 from .targets import Targets
 
 SCHEMA_VERSION = 1
+_RECORDED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 STATUSES = ("ok", "error", "timeout")
 
 
@@ -90,6 +97,13 @@ class Recording:
             )
         if not all(isinstance(x, str) for x in data["stdout"] + data["stderr"]):
             raise RecordingError(f"{where}: stdout and stderr must be lists of strings.")
+        # Shown on pages as they are: a date and a hash, never free text.
+        if not _RECORDED_AT.fullmatch(data["recorded_at"]):
+            raise RecordingError(
+                f"{where}: recorded_at {data['recorded_at']!r} is not a UTC time such as 2026-01-02T03:04:05Z."
+            )
+        if not _SHA256.fullmatch(data["sha256"]):
+            raise RecordingError(f"{where}: sha256 {data['sha256']!r} is not 64 lowercase hex digits.")
         names = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in names})
 
@@ -112,10 +126,16 @@ class Store:
         return self.recordings_dir / target / Path(snippet_name).with_suffix(".json")
 
     def load(self, path: Path) -> Recording:
-        where = self._shown(path)
+        where = self.shown(path)
         hint = "re-record it with `python scripts/record_runs.py --force` or delete the file."
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+        except RecursionError:
+            raise RecordingError(
+                f"{where}: its JSON is nested too deeply to be a recording; {hint}"
+            ) from None
+        except OSError as exc:
+            raise RecordingError(f"{where}: cannot be read ({exc.strerror or exc}); {hint}") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise RecordingError(f"{where}: not a readable JSON recording ({exc}); {hint}") from None
         try:
@@ -130,7 +150,7 @@ class Store:
         rec = self.load(path)
         if (rec.snippet, rec.target) != (snippet_name, target):
             raise RecordingError(
-                f"{self._shown(path)}: holds {rec.snippet} on {rec.target}, but its place says "
+                f"{self.shown(path)}: holds {rec.snippet} on {rec.target}, but its place says "
                 f"{snippet_name} on {target}; delete it and run "
                 f"`{record_command(snippet_name, target, this_python(self.root))}`."
             )
@@ -161,26 +181,90 @@ class Store:
     def recording_files(self) -> list[Path]:
         return sorted(p for p in self.recordings_dir.glob("*/**/*.json"))
 
-    def _shown(self, path: Path) -> str:
+    def shown(self, path: Path) -> str:
+        """A path as the user reads it: relative to the project when it is inside it."""
         try:
             return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return str(path)
 
 
+class WriteFailed(OSError):
+    """A file could not be written (a full disk, a file-size limit, no permission); the one
+    there before is unchanged. The message names the file and the cause."""
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux tells it."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and put back at once
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Write text to path through a temporary file in the same folder and a rename, so a
-    reader sees the old file or the new one, never half of one."""
+    reader sees the old file or the new one, never half of one. The file gets the
+    permissions any new file gets here (0666 less the umask), as ``open`` would give it.
+    WriteFailed, naming the file and the cause, if it cannot be written."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise WriteFailed(
+            f"{path}: could not be written ({exc.strerror or exc}); the file there before, if any, is unchanged."
+        ) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def locked(folder: Path, what: str, wait_s: float = 600.0, say=None) -> Iterator[None]:
+    """Hold the lock of a recording store while its recordings are checked and written, so
+    two recorders or imports at once take turns instead of interleaving. A second one says
+    it waits, and gives up after ``wait_s`` seconds with WriteFailed. The lock is taken on
+    the folder that holds the store (the project, for recordings/), which exists before the
+    store does: nothing is created to take it."""
+    holder = Path(folder).resolve().parent
+    while not holder.is_dir():  # --out new/folder: its nearest existing parent
+        holder = holder.parent
+    fd = os.open(holder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if say:
+                say(f"waiting: another recorder or import is writing in {holder} ({what} goes next)")
+            deadline = time.monotonic() + wait_s
+            while True:
+                time.sleep(0.2)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise WriteFailed(
+                            f"{folder}: another recorder or import held it for {wait_s:g} s; "
+                            "nothing was written. Run again once it has finished."
+                        ) from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def record_command(snippet_name: str, target: str, python: str = "python", command: str | None = None) -> str:
