@@ -58,6 +58,13 @@ class Device:
         return setup, ast.unparse(last)
 
     @property
+    def available_check(self) -> str:
+        """Python that prints True where the device can be used: a target's check when it
+        declares none, so a machine without the device cannot record the target."""
+        setup, expression = self.available_parts
+        return (setup + "\n" if setup else "") + f"print(bool({expression}))"
+
+    @property
     def skip_message(self) -> str:
         """What a notebook cell that needs the device prints where there is none."""
         return f"Skipped: this cell needs {self.name} ({self.available_parts[1]} is False here)."

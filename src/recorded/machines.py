@@ -66,8 +66,12 @@ def unmet(requires, machine: dict[str, Any]) -> list[str]:
             why.append(f"CPU flag {flag} present")
         elif flag not in looked:
             why.append(f"CPU flag {flag} never looked for, so its absence is not proven")
-    if requires.device and not machine.get("gpu"):
+    device = machine.get("gpu")
+    if requires.device and not device:
         why.append("no GPU")
+    elif requires.device and isinstance(device, dict) and device.get("available") is False:
+        # A probe that describes a device it could not use proves nothing about it.
+        why.append(f"its device {device.get('name')!r} was stored as unavailable")
     return why
 
 

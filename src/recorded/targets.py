@@ -226,6 +226,10 @@ def _check_entry(name: str, entry: object, where: str) -> Target:
             "that proves in the run that each limit it sets took effect."
         )
     device = _device(name, v["device"], shown)
+    if device is not None and check is None:
+        # A device must prove itself before anything is recorded on it: by the target's own
+        # check, or else by its ``available`` expression, which must be true in the run.
+        check = Check(device.available_check, "True")
     return Target(
         name,
         v["label"].strip(),
