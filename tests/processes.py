@@ -1,8 +1,34 @@
-"""Whether a process is still running: for tests that check nothing is left behind."""
+"""The recorder as a real process, and whether a process is still running: for tests that
+check nothing is left behind."""
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def recorder(root: Path, *args: str, tmpdir: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """The real CLI in its own process (``--target cpu`` unless ``args`` name another), its
+    temporary files kept under tmpdir."""
+    # A suite started as a background job (`make test &`) inherits SIGINT ignored, and Python
+    # keeps an ignored SIGINT ignored; the recorder must meet Ctrl-C as a terminal sends it,
+    # as KeyboardInterrupt.
+    code = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from recorded.cli import main; sys.exit(main(sys.argv[2:], root=sys.argv[1]))"
+    )
+    target = [] if "--target" in args or "--import" in args else ["--target", "cpu"]
+    full = dict(os.environ, PYTHONPATH=str(SRC), TMPDIR=str(tmpdir), **(env or {}))
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(root), *target, *args],
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def alive(pid: int) -> bool:

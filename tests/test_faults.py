@@ -8,9 +8,7 @@ loader and the block parser.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,37 +18,16 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from processes import alive
+from processes import alive, recorder
 from projects import add_snippet
 from recorded import blocks, claims
 from recorded.store import Recording, RecordingError, Store
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def project(tmp_path: Path, snippets: dict[str, str]) -> Path:
     for name, code in snippets.items():
         add_snippet(tmp_path, f"lesson/{name}", code)
     return tmp_path
-
-
-def recorder(root: Path, *args: str, tmpdir: Path) -> subprocess.Popen:
-    """The real CLI in its own process, its temporary files kept under tmpdir."""
-    # A suite started as a background job (`make test &`) inherits SIGINT ignored, and Python
-    # keeps an ignored SIGINT ignored; the recorder must meet Ctrl-C as a terminal sends it,
-    # as KeyboardInterrupt.
-    code = (
-        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "from recorded.cli import main; sys.exit(main(sys.argv[2:], root=sys.argv[1]))"
-    )
-    env = dict(os.environ, PYTHONPATH=str(SRC), TMPDIR=str(tmpdir))
-    return subprocess.Popen(
-        [sys.executable, "-c", code, str(root), "--target", "cpu", *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 # -- Ctrl-C -------------------------------------------------------------------------------------
