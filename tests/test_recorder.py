@@ -14,6 +14,7 @@ import io
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ from projects import add_snippet, with_metadata
 from recorded import cli, kinds, provenance, runner
 from recorded.record import TO_RECORD, plan, record, to_run
 from recorded.snippets import SnippetError, discover, load
-from recorded.store import Recording, RecordingError, Store, this_python
+from recorded.store import Recording, RecordingError, State, Store, this_python
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_MACHINE = provenance.machine
@@ -45,6 +46,8 @@ RECORDING_KEYS = {
     "recorded_at",
     "machine",
     "busy",
+    "code_sha256",
+    "runs",
 }
 MACHINE_KEYS = {
     "os",
@@ -117,7 +120,7 @@ def test_first_run_writes_a_complete_cpu_recording(tmp_path):
     assert sorted(recordings(tmp_path)) == ["cpu/lesson/01_hello.json"]
     rec = recording(tmp_path, "lesson/01_hello.py")
     assert set(rec) == RECORDING_KEYS
-    assert rec["schema"] == 1
+    assert rec["schema"] == 2
     assert rec["snippet"] == "lesson/01_hello.py"
     assert rec["target"] == "cpu"
     assert rec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -1029,3 +1032,103 @@ def test_a_listing_piped_into_head_ends_without_a_traceback():
     )
     assert done.stdout.startswith("snippet")
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr
+
+
+# -- the freshness key and older recordings ------------------------------------------------------
+
+KEYED = '''\
+# /// script
+# [tool.record-runs]
+# timing = true
+# ///
+"""A docstring is code."""
+x = 1  # a comment
+print(f"{x} # not a comment", "# nor this")
+
+
+def f():
+    return x
+'''
+
+
+def edited(change: str) -> str:
+    return {
+        "comments": KEYED.replace("# a comment", "# a better comment").replace("timing = true", "timeout = 9")
+        + "# region helpers\n# endregion\n",
+        "blank lines and trailing spaces": KEYED.replace("x = 1", "x = 1   ").replace("\n\n\n", "\n\n\n\n\n"),
+        "a string": KEYED.replace("nor this", "nor that"),
+        "the docstring": KEYED.replace("is code", "is code too"),
+        "indentation": KEYED.replace("    return x", "        return x"),
+    }[change]
+
+
+@pytest.mark.parametrize("change", ["comments", "blank lines and trailing spaces"])
+def test_an_edit_that_cannot_change_the_output_keeps_the_recording_fresh(tmp_path, change):
+    add_snippet(tmp_path, "lesson/01_a.py", KEYED)
+    assert main(tmp_path) == 0
+    (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(edited(change))
+
+    snippet = discover(tmp_path / "snippets")[0]
+    assert Store(tmp_path).state(snippet, "cpu")[0] is State.FRESH
+
+
+@pytest.mark.parametrize("change", ["a string", "the docstring", "indentation"])
+def test_any_other_edit_makes_the_recording_stale(tmp_path, change):
+    add_snippet(tmp_path, "lesson/01_a.py", KEYED)
+    assert main(tmp_path) == 0
+    (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(edited(change))
+
+    snippet = discover(tmp_path / "snippets")[0]
+    assert Store(tmp_path).state(snippet, "cpu")[0] is State.STALE
+
+
+def test_the_key_is_the_same_on_every_python_here():
+    # The recorder runs on a GPU machine's Python too (3.12 in the lent image): its key must
+    # agree with this one's. Every CPython on PATH computes the key of each snippet and of
+    # the tricky source above.
+    code = (
+        "import sys, pathlib; sys.path.insert(0, sys.argv[1]); from recorded.snippets import code_sha256; "
+        "print([code_sha256(p.read_bytes()) for p in sorted(pathlib.Path(sys.argv[2]).rglob('*.py'))]"
+        " + [code_sha256(sys.argv[3].encode())])"
+    )
+    found = {p for v in ("3.11", "3.12", "3.13") if (p := shutil.which(f"python{v}"))}
+    runs = lambda python: (
+        subprocess.run([python, "-c", "pass"], capture_output=True, check=False).returncode == 0
+    )
+    pythons = {sys.executable} | {p for p in found if runs(p)}  # a version manager's shim may not run
+    keys = {
+        python: subprocess.run(
+            [python, "-c", code, str(REPO / "src"), str(REPO / "snippets"), KEYED],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for python in pythons
+    }
+    assert len(set(keys.values())) == 1, keys
+
+
+def test_a_recording_of_the_first_schema_is_read_and_upgraded_in_place(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    add_snippet(tmp_path, "lesson/02_b.py", HELLO)
+    assert main(tmp_path) == 0
+    for name in ("01_a", "02_b"):  # as the first recorder wrote them
+        path = tmp_path / "recordings" / "cpu" / "lesson" / f"{name}.json"
+        data = json.loads(path.read_text())
+        del data["code_sha256"], data["runs"]
+        data["schema"] = 1
+        path.write_text(json.dumps(data, indent=2) + "\n")
+    (tmp_path / "snippets" / "lesson" / "02_b.py").write_text(HELLO + "print('changed')\n")
+    snippets = discover(tmp_path / "snippets")
+    states = [Store(tmp_path).state(s, "cpu")[0] for s in snippets]
+    assert states == [State.FRESH, State.STALE]
+
+    assert main(tmp_path, "--upgrade") == 0
+
+    assert "2 upgraded to schema 2, 0 already current" in capsys.readouterr().out
+    store = Store(tmp_path)
+    assert [store.state(s, "cpu")[0] for s in snippets] == states
+    a = json.loads((tmp_path / "recordings" / "cpu" / "lesson" / "01_a.json").read_text())
+    assert a["schema"] == 2 and a["code_sha256"] == snippets[0].code_sha256()
+    (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(HELLO + "# a comment now\n")
+    assert store.state(discover(tmp_path / "snippets")[0], "cpu")[0] is State.FRESH

@@ -23,13 +23,14 @@ import datetime as dt
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import describe, kinds, machines
 from .runner import MAX_STREAM_BYTES
 from .snippets import SnippetError, load
-from .store import RECORDING_FIELDS, Recording, RecordingError, Store, write_atomically
+from .store import RECORDING_FIELDS, Recording, RecordingError, Store, migrate, write_atomically
 
 BUNDLE_VERSION = 1
 BUNDLE_KEYS = ("bundle", "created_at", "machine", "recordings", "recordings_sha256")
@@ -39,11 +40,13 @@ class BundleError(ValueError):
     """A bundle that cannot be imported; the message names the file and says why."""
 
 
-def digest(recordings: list[Recording]) -> str:
-    """The checksum a bundle carries: of its recordings exactly as the store writes them."""
+def digest(recordings: list[dict]) -> str:
+    """The checksum a bundle carries: of its recordings exactly as the store writes them (a
+    recording's JSON object, in its order: ``json.loads(rec.to_json())``), whatever their
+    schema, so a bundle of an older recorder is checked as it was written."""
     h = hashlib.sha256()
-    for rec in recordings:
-        h.update(rec.to_json().encode("utf-8"))
+    for data in recordings:
+        h.update((json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return h.hexdigest()
 
 
@@ -67,12 +70,13 @@ def now_utc() -> str:
 
 
 def bundle_json(recordings: list[Recording], created_at: str | None = None) -> str:
+    stored = [json.loads(r.to_json()) for r in recordings]
     data = {
         "bundle": BUNDLE_VERSION,
         "created_at": created_at or now_utc(),
         "machine": summary(recordings),
-        "recordings": [json.loads(r.to_json()) for r in recordings],
-        "recordings_sha256": digest(recordings),
+        "recordings": stored,
+        "recordings_sha256": digest(stored),
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -107,10 +111,16 @@ def _recording(data: object, where: str) -> Recording:
         if missing:
             raise RecordingError(f"{where}: field(s) {missing} missing.")
     rec = Recording.from_dict(data, where)
-    for stream in ("stdout", "stderr"):
+    if len(rec.runs) > MAX_RUNS:
+        raise RecordingError(
+            f"{where}: {1 + len(rec.runs)} fresh runs; the recorder makes at most {MAX_RUNS + 1}."
+        )
+    streams = [("stdout", rec.stdout), ("stderr", rec.stderr)]
+    streams += [(f"run {n} stdout", run.stdout) for n, run in enumerate(rec.runs, 2)]
+    for stream, lines in streams:
         # A run keeps at most MAX_STREAM_BYTES of a stream, which decode to at most as many
         # characters, and adds a line or two of its own.
-        size = sum(len(line) + 1 for line in getattr(rec, stream))
+        size = sum(len(line) + 1 for line in lines)
         if size > MAX_STREAM_BYTES + 1000:
             raise RecordingError(
                 f"{where}: its {stream} holds {size:,} characters; a run keeps at most "
@@ -126,11 +136,17 @@ def _recording(data: object, where: str) -> Recording:
 #: The largest bundle --import reads unless told otherwise (--max-bundle-mb): every snippet of
 #: a lesson on one target is well under a megabyte, and a file is read whole.
 MAX_BUNDLE_MB = 16.0
+#: The most further fresh runs a recording may hold (the recorder's --runs is capped alike).
+MAX_RUNS = 19
 
 
-def read_bundle(path: Path, max_mb: float = MAX_BUNDLE_MB) -> Bundle:
+def read_bundle(
+    path: Path, max_mb: float = MAX_BUNDLE_MB, source: Callable[[str], bytes | None] = lambda name: None
+) -> Bundle:
     """Parse and check one bundle file. Raises BundleError naming the file. A file over
-    ``max_mb`` megabytes is refused before it is read, so memory stays bounded."""
+    ``max_mb`` megabytes is refused before it is read, so memory stays bounded. Recordings
+    of an older schema are brought up to this one (store.migrate), with ``source(name)``
+    giving a snippet's bytes as they are now."""
     path = Path(path)
     where = str(path)
     try:
@@ -184,11 +200,11 @@ def read_bundle(path: Path, max_mb: float = MAX_BUNDLE_MB) -> Bundle:
         label = item.get("snippet") if isinstance(item, dict) else None
         try:
             named = f"recording {n}" + (f" ({label})" if isinstance(label, str) else "")
-            recs.append(_recording(item, named))
+            recs.append(_recording(migrate(item, source), named))
         except RecordingError as exc:
             raise BundleError(f"{where}: {exc}") from None
     try:
-        checksum = digest(recs)
+        checksum = digest(data["recordings"])
     except RecursionError:
         raise BundleError(
             f"{where}: a recording's machine is nested too deeply; nothing was imported."
@@ -266,11 +282,11 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
                 )
             elif key in seen:
                 why = "recorded twice in this bundle"
-            elif rec.sha256 != snippet.sha256() and not allow_stale:
+            elif not rec.of(snippet) and not allow_stale:
                 why = (
-                    f"outdated: recorded from other bytes of the snippet (sha256 {rec.sha256[:12]}…, "
-                    f"the snippet now has {snippet.sha256()[:12]}…); re-record it, or import it "
-                    "marked stale with --allow-stale"
+                    f"outdated: recorded from other bytes of the snippet, in its code (code sha256 "
+                    f"{(rec.code_sha256 or 'unknown')[:12]}…, its code now has {snippet.code_sha256()[:12]}…); "
+                    "re-record it, or import it marked stale with --allow-stale"
                 )
         seen.add(key)
         outcomes.append(Outcome(rec, "refused" if why else "not imported", why))
@@ -335,7 +351,7 @@ def import_bundle(
 ) -> Report:
     """Merge one bundle into the store, all or nothing as the module docstring says."""
     try:
-        bundle = read_bundle(path, max_mb)
+        bundle = read_bundle(path, max_mb, store.source)
     except BundleError as exc:
         return Report(Path(path), None, error=str(exc))
     outcomes, problems = _check(store, bundle, allow_stale)
@@ -359,7 +375,7 @@ def import_bundle(
         except OSError:
             pass
         snippet = load(store.snippets_dir, rec.snippet, store.targets)
-        stale = rec.sha256 != snippet.sha256()
+        stale = not rec.of(snippet)
         try:
             here = store.read(rec.snippet, rec.target)
         except RecordingError:
@@ -375,7 +391,7 @@ def import_bundle(
                 )
             )
             continue
-        if stale and here and here.ok and here.sha256 == snippet.sha256():
+        if stale and here and here.ok and here.of(snippet):
             outcomes.append(
                 Outcome(rec, "refused", "stale: it would replace a fresh recording; the fresh one is kept")
             )

@@ -172,6 +172,11 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         help="move recordings/FROM/ to target TO, each only if its machine fits TO",
     )
     modes.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="run nothing; rewrite every recording in recordings/ (or --out) in this version's schema",
+    )
+    modes.add_argument(
         "--import",
         dest="import_",
         nargs="+",
@@ -236,6 +241,7 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
                 ("compare", args.compare),
                 ("adopt", args.adopt),
                 ("import", args.import_),
+                ("upgrade", args.upgrade),
             )
             if on
         ),

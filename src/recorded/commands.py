@@ -19,10 +19,10 @@ from .choose import ALL, AUTO, Choice, choose, named
 from .listing import check, in_parts, say_part, show_list
 from .record import Item, Part, part, plan, record, to_run
 from .snippets import Snippet, discover, load
-from .store import Recording, State, Store, locked
+from .store import SCHEMA_VERSION, Recording, RecordingError, State, Store, locked, write_atomically
 
 #: How the recorder's modes are named in Options.mode.
-MODES = ("record", "check", "list", "compare", "adopt", "import")
+MODES = ("record", "check", "list", "compare", "adopt", "import", "upgrade")
 
 
 class UsageError(Exception):
@@ -271,6 +271,30 @@ def do_import(opts: Options, store: Store) -> int:
     )
 
 
+def do_upgrade(store: Store) -> int:
+    """Bring every recording of the store up to this version's schema (store.migrate), as
+    ``asv update`` does its results; nothing runs. A recording that cannot be read is left
+    as it is and said."""
+    upgraded = current = 0
+    for path in store.recording_files():
+        try:
+            before = path.read_bytes()
+            rec = store.load(path)
+        except (OSError, RecordingError) as exc:
+            print(f"left as it is: {exc}")
+            continue
+        if rec.to_json().encode("utf-8") == before:
+            current += 1
+            continue
+        write_atomically(path, rec.to_json())
+        upgraded += 1
+        print(
+            f"upgraded   {store.shown(path)}" + ("" if rec.code_sha256 else " (stale: made from other bytes)")
+        )
+    print(f"{upgraded} upgraded to schema {SCHEMA_VERSION}, {current} already current")
+    return 0
+
+
 def do_adopt(opts: Options, store: Store) -> int:
     assert opts.adopt is not None
     print("\n".join(kinds.adopt(store, *opts.adopt, list(opts.snippets))))
@@ -299,6 +323,8 @@ def run(opts: Options, published: Store, made: list[Recording]) -> int:
             return do_import(opts, store)
         if opts.mode == "adopt":
             return do_adopt(opts, store)
+        if opts.mode == "upgrade":
+            return do_upgrade(store)
         snippets = select(store, opts.snippets)
         if opts.mode == "compare":
             return do_compare(opts, published, snippets, made)

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from . import busy as busy_
 from . import guard, provenance, runner
-from .snippets import DEFAULT_TIMEOUT, Snippet
+from .snippets import DEFAULT_TIMEOUT, Snippet, code_sha256
 from .store import Recording, State, Store
 
 #: With --refuse-busy, how often to look again, and how long to wait, before refusing a run.
@@ -158,6 +158,7 @@ def record(
             snippet=s.name,
             target=t,
             sha256=hashlib.sha256(result.source).hexdigest(),
+            code_sha256=code_sha256(result.source),
             status=result.status,
             exit_code=result.exit_code,
             stdout=result.stdout,

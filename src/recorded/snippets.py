@@ -6,7 +6,9 @@ Standard library only: the recorder imports this on bare hardware runners.
 from __future__ import annotations
 
 import hashlib
+import io
 import re
+import tokenize
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -42,11 +44,40 @@ class Snippet:
         return tuple(t.name for t in known if self.runs_on(t))
 
     def sha256(self) -> str:
+        """The hash of the file's bytes, as a recording stores the bytes that ran."""
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    def code_sha256(self) -> str:
+        """The freshness key: a recording of other code than this is stale (see code_sha256)."""
+        return code_sha256(self.path.read_bytes())
 
     def display_source(self) -> str:
         """The code as a reader should copy it: without the metadata header."""
         return strip_metadata(self.path.read_text(encoding="utf-8"))
+
+
+def code_sha256(source: bytes) -> str:
+    """The sha256 of the code as Python runs it: without comments, blank lines or trailing
+    spaces, which cannot change what it prints. So a comment fixed, a region marked or the
+    metadata header edited keeps every recording fresh (a GPU machine is rare, and its
+    recordings must not be thrown away for a comment), while any other edit makes them
+    stale. Comments are found by the tokenizer, so a ``#`` inside a string stays, and the
+    key is the same on every Python the recorder runs on (3.11's tokenizer and 3.12's report
+    the same comments). A file the tokenizer cannot read keeps its comments in the key."""
+    text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    lines = text.split("\n")
+    try:
+        comments = [
+            token.start
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        comments = []
+    for row, column in reversed(comments):
+        lines[row - 1] = lines[row - 1][:column]
+    code = "\n".join(line.rstrip() for line in lines if line.strip())
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
 def _metadata_blocks(source: str) -> list[re.Match[str]]:

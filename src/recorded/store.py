@@ -9,21 +9,22 @@ from __future__ import annotations
 import contextlib
 import enum
 import fcntl
+import hashlib
 import json
 import os
 import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import targets as targets_
-from .snippets import Snippet
+from .snippets import Snippet, code_sha256
 from .targets import Targets
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _RECORDED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 STATUSES = ("ok", "error", "timeout")
@@ -43,10 +44,20 @@ class State(str, enum.Enum):
 
 
 @dataclass
+class Run:
+    """One more fresh run of a timing snippet, beside the one its recording shows: what it
+    printed (its verdict lines are counted), how long it took and how busy the machine was."""
+
+    stdout: list[str]
+    duration_s: float
+    busy: dict | None = None
+
+
+@dataclass
 class Recording:
     snippet: str
     target: str
-    sha256: str
+    sha256: str  #: of the snippet's bytes as they ran
     status: str
     exit_code: int | None
     stdout: list[str]
@@ -58,10 +69,28 @@ class Recording:
     #: How busy the machine was around a timing snippet's run (see ``busy.py``); None for
     #: snippets that time nothing, and in recordings made before it was measured.
     busy: dict | None = None
+    #: The freshness key of the code that ran (``snippets.code_sha256``): comments, blank
+    #: lines and trailing spaces left out. Empty where it is not known (an older recording
+    #: of other bytes than the snippet has now): then only ``sha256`` can make it fresh.
+    code_sha256: str = ""
+    #: A timing snippet's further fresh runs, each in a fresh process; the recording's own
+    #: stdout is the first. Empty for a snippet run once.
+    runs: list[Run] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def outputs(self) -> list[list[str]]:
+        """What every fresh run printed, the shown one first."""
+        return [self.stdout] + [r.stdout for r in self.runs]
+
+    def of(self, snippet) -> bool:
+        """Whether this recording was made from the snippet's code as it is now."""
+        if self.code_sha256:
+            return self.code_sha256 == snippet.code_sha256()
+        return self.sha256 == snippet.sha256()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
@@ -78,12 +107,14 @@ class Recording:
             "snippet": str,
             "target": str,
             "sha256": str,
+            "code_sha256": str,
             "status": str,
             "stdout": list,
             "stderr": list,
             "duration_s": (int, float),
             "recorded_at": str,
             "machine": dict,
+            "runs": list,
         }
         for key, kind in expected.items():
             if not isinstance(data.get(key), kind):
@@ -97,15 +128,53 @@ class Recording:
             )
         if not all(isinstance(x, str) for x in data["stdout"] + data["stderr"]):
             raise RecordingError(f"{where}: stdout and stderr must be lists of strings.")
-        # Shown on pages as they are: a date and a hash, never free text.
+        # Shown on pages as they are: a date and hashes, never free text.
         if not _RECORDED_AT.fullmatch(data["recorded_at"]):
             raise RecordingError(
                 f"{where}: recorded_at {data['recorded_at']!r} is not a UTC time such as 2026-01-02T03:04:05Z."
             )
-        if not _SHA256.fullmatch(data["sha256"]):
-            raise RecordingError(f"{where}: sha256 {data['sha256']!r} is not 64 lowercase hex digits.")
+        for key in ("sha256", "code_sha256"):
+            if not _SHA256.fullmatch(data[key]) and not (key == "code_sha256" and data[key] == ""):
+                raise RecordingError(f"{where}: {key} {data[key]!r} is not 64 lowercase hex digits.")
+        runs = []
+        for n, run in enumerate(data["runs"], 2):
+            if not (
+                isinstance(run, dict)
+                and set(run) == set(Run.__dataclass_fields__)
+                and isinstance(run["stdout"], list)
+                and all(isinstance(x, str) for x in run["stdout"])
+                and isinstance(run["duration_s"], (int, float))
+                and not isinstance(run["duration_s"], bool)
+                and (run["busy"] is None or isinstance(run["busy"], dict))
+            ):
+                raise RecordingError(
+                    f"{where}: run {n} must hold stdout (a list of strings), duration_s and busy."
+                )
+            runs.append(Run(**run))
         names = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**{k: v for k, v in data.items() if k in names and k != "runs"}, runs=runs)
+
+
+def migrate(data: object, source: Callable[[str], bytes | None]) -> object:
+    """A stored recording of any older schema, brought up to SCHEMA_VERSION (as asv upgrades
+    its results files): the one place older recordings are read. ``source(name)`` gives a
+    snippet's bytes as they are now, or None.
+
+    1 -> 2: the freshness key, ``code_sha256``, is the key of the snippet as it is now if the
+    recording was made from exactly these bytes (it was fresh), else unknown (it stays
+    stale); ``runs`` is empty (one run).
+    """
+    if not isinstance(data, dict) or data.get("schema") == SCHEMA_VERSION:
+        return data
+    if data.get("schema") == 1:
+        data = dict(data)
+        name = data.get("snippet")
+        now = source(name) if isinstance(name, str) else None
+        fresh = now is not None and hashlib.sha256(now).hexdigest() == data.get("sha256")
+        data["code_sha256"] = code_sha256(now) if fresh and now is not None else ""
+        data["runs"] = []
+        data["schema"] = 2
+    return data
 
 
 #: The keys of a stored recording, in the order they are written.
@@ -139,9 +208,19 @@ class Store:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise RecordingError(f"{where}: not a readable JSON recording ({exc}); {hint}") from None
         try:
-            return Recording.from_dict(data, where, self.targets)
+            return Recording.from_dict(migrate(data, self.source), where, self.targets)
         except RecordingError as exc:
             raise RecordingError(f"{exc} Fix: {hint}") from None
+
+    def source(self, name: str) -> bytes | None:
+        """A snippet's bytes as they are now, by its name under snippets/; None if there is none."""
+        path = self.snippets_dir / name
+        try:
+            if path.resolve().is_relative_to(self.snippets_dir.resolve()) and path.is_file():
+                return path.read_bytes()
+        except OSError:
+            pass
+        return None
 
     def read(self, snippet_name: str, target: str) -> Recording | None:
         path = self.path(snippet_name, target)
@@ -172,7 +251,7 @@ class Store:
             return State.INVALID, None, str(exc)
         if rec is None:
             return State.MISSING, None, "not recorded yet"
-        if rec.sha256 != snippet.sha256():
+        if not rec.of(snippet):
             return State.STALE, rec, "the snippet changed since it was recorded"
         if not rec.ok:
             return State.FAILED, rec, f"the last run ended with status {rec.status}"
