@@ -11,7 +11,7 @@ from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
 from tests.tree_guard import pytest_sessionfinish, pytest_sessionstart  # noqa: F401 (hooks)
 
-from recorded.sybil_parser import LiveRuns, RecordedParser
+from recorded.checks.sybil import LiveRuns, RecordedParser
 
 ROOT = Path(__file__).parent
 # Under pytest-xdist the workers share the cores: one thread per live run keeps two

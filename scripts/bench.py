@@ -35,10 +35,12 @@ sys.path.insert(0, str(ROOT / "src"))
 from site_tools import copy_site as _copy_site  # noqa: E402 (beside this script)
 from site_tools import serve_site, site_pages  # noqa: E402
 
-from recorded import blocks, describe, provenance  # noqa: E402
-from recorded.choose import AUTO, choose  # noqa: E402
-from recorded.snippets import discover  # noqa: E402
-from recorded.store import State, Store  # noqa: E402
+from recorded.model import describe  # noqa: E402
+from recorded.model.machines import Machine, this_cpu  # noqa: E402
+from recorded.model.snippets import discover  # noqa: E402
+from recorded.model.store import State, Store  # noqa: E402
+from recorded.pages import blocks  # noqa: E402
+from recorded.recorder.choose import AUTO, choose  # noqa: E402
 
 
 @dataclass
@@ -167,7 +169,7 @@ def record_one_edit(root: Path, repeat: int, work: Path) -> Figure:
     snippet = site / "snippets" / name
     overheads = []
     for i in range(repeat):
-        snippet.write_text(snippet.read_text() + f"# edit {i}\n")
+        snippet.write_text(snippet.read_text() + f"pass  # edit {i}\n")  # code: a comment keeps it fresh
         elapsed, done = _timed([sys.executable, "scripts/record_runs.py", "--target", target], site)
         ran = re.findall(r"^\[\d+/(\d+)\] (\S+)", done.stderr, re.MULTILINE)
         if ran != [("1", name)]:
@@ -191,7 +193,8 @@ def snippet_seconds(root: Path) -> float:
     store, target = Store(root), this_target(root)
     total = 0.0
     for s in discover(store.snippets_dir, store.targets):
-        state, rec, _ = store.state(s, target)
+        status = store.status(s, target)
+        state, rec = status.state, status.recording
         if state is State.FRESH and rec is not None:
             total += rec.duration_s
     return total
@@ -427,7 +430,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             figures.append(peer_ratio(root, args.repeat, work, ours))
         if "lighthouse" not in args.skip:
             figures += lighthouse_scores(root, args.lighthouse_runs, work, compress=not args.lighthouse_plain)
-    machine = {"cpu": provenance.cpu(), "python": sys.version.split()[0]}
+    machine = Machine({"cpu": this_cpu(), "python": sys.version.split()[0]})
     print(
         f"Measured {time.strftime('%Y-%m-%d')} on {describe.cpu(machine)}, "
         f"Python {machine['python']}, {args.repeat} runs per figure"

@@ -7,9 +7,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from recorded.figures import lesson_figures, render  # noqa: E402 (after sys.path gains src/)
-from recorded.lessons import load  # noqa: E402 (after sys.path gains src/)
-from recorded.store import Store  # noqa: E402 (after sys.path gains src/)
+from recorded.config.lessons import load  # noqa: E402 (after sys.path gains src/)
+from recorded.model.store import Store  # noqa: E402 (after sys.path gains src/)
+from recorded.pages.figures import lesson_figures, render  # noqa: E402 (after sys.path gains src/)
 
 if __name__ == "__main__":
     store = Store(ROOT)

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     lessons = with_notebooks(ROOT)
     if not lessons:
         print(
-            'no lesson declares a notebook ([tool.record-runs.lessons.NAME] notebook = "NAME.ipynb" '
+            'no lesson declares a notebook ([tool.recorded.lessons.NAME] notebook = "NAME.ipynb" '
             "in pyproject.toml)."
         )
     outdated = 0

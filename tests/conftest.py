@@ -7,7 +7,8 @@ import pytest
 from hypothesis import settings
 
 from fakes import FAKE_GPU, FAKE_MACHINE
-from recorded import provenance, runner, targets
+from recorded.config import targets
+from recorded.recorder import runner, this_machine
 
 # The property tests check logic, not speed: on a loaded machine (both cores busy with
 # live runs) Hypothesis's per-example deadline would fail them for the wrong reason.
@@ -19,13 +20,13 @@ settings.load_profile("project")
 def runs(monkeypatch) -> list[tuple[str, str]]:
     """(snippet name, target) of every run the recorder starts, in order."""
     calls: list[tuple[str, str]] = []
-    real_run = runner.run
+    real_run = runner.run_snippet
 
     def spy(snippet, target, timeout, **kw):
         calls.append((snippet.name, target.name))
         return real_run(snippet, target, timeout, **kw)
 
-    monkeypatch.setattr(runner, "run", spy)
+    monkeypatch.setattr(runner, "run_snippet", spy)
     return calls
 
 
@@ -60,7 +61,7 @@ def fake_machine(monkeypatch) -> FakeChecks:
         return m
 
     checks = FakeChecks()
-    monkeypatch.setattr(provenance, "machine", machine)
+    monkeypatch.setattr(this_machine, "machine", machine)
     monkeypatch.setattr(runner, "check", checks)
     monkeypatch.setattr(targets.Target, "detected", lambda self: checks.gpu or not self.needs_device)
     return checks

@@ -1,7 +1,7 @@
 """Throwaway projects for the tests, built in tmp_path: the one builder every test file uses.
 
     project = Project(tmp_path)
-    project.targets(TOML)                          # [tool.record-runs...] tables in pyproject.toml
+    project.targets(TOML)                          # [tool.recorded...] tables in pyproject.toml
     project.lesson("counting", "Counting", ["index.md"])
     snippet = project.snippet("counting/01_sum.py", 'print("total: 10")\\n', requires=["cpu"])
     project.page("index.md", "# Counting\\n...")   # under docs/
@@ -23,8 +23,9 @@ import markdown
 import yaml
 
 from recorded import cli
-from recorded.snippets import Snippet, load
-from recorded.store import Recording, Store
+from recorded.model.machines import Machine
+from recorded.model.snippets import Snippet, load
+from recorded.model.store import Recording, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,13 +60,13 @@ def with_metadata(code: str, *toml: str) -> str:
 def metadata_lines(
     requires: Iterable[str] = (), timeout: float | None = None, timing: bool | None = None
 ) -> list[str]:
-    """The ``[tool.record-runs]`` lines of a snippet's header for these keys (none for none)."""
+    """The ``[tool.recorded]`` lines of a snippet's header for these keys (none for none)."""
     keys = (
         ([f"requires = {list(requires)!r}".replace("'", '"')] if requires else [])
         + ([f"timeout = {timeout}"] if timeout is not None else [])
         + ([f"timing = {str(timing).lower()}"] if timing is not None else [])
     )
-    return ["[tool.record-runs]", *keys] if keys else []
+    return ["[tool.recorded]", *keys] if keys else []
 
 
 def write(root: Path, name: str, text: str) -> Path:
@@ -100,7 +101,7 @@ def site_extensions() -> tuple[list[str], dict[str, dict]]:
             ((name, options),) = item.items()
             names.append(name)
             configs[name] = dict(options or {})
-    assert "recorded.markdown_ext" in names
+    assert "recorded.pages.extension" in names
     return names, configs
 
 
@@ -134,14 +135,14 @@ class Project:
         return self.file("pyproject.toml", self._config[0] + "\n")
 
     def targets(self, toml: str) -> Path:
-        """Add target tables (``[tool.record-runs.targets.<name>]``, and ``auto``) to pyproject.toml."""
+        """Add target tables (``[tool.recorded.targets.<name>]``, and ``auto``) to pyproject.toml."""
         self._config.append(textwrap.dedent(toml).strip("\n"))
         return self.file("pyproject.toml", "\n\n".join(self._config) + "\n")
 
     def lesson(self, name: str, title: str, pages: Iterable[str] = (), notebook: str | None = None) -> Path:
         """Declare a lesson (its folder under snippets/) in pyproject.toml."""
         table = [
-            f"[tool.record-runs.lessons.{name}]",
+            f"[tool.recorded.lessons.{name}]",
             f"title = {title!r}".replace("'", '"'),
             f"pages = {list(pages)!r}".replace("'", '"'),
         ]
@@ -185,7 +186,7 @@ class Project:
             stderr=list(stderr),
             duration_s=duration_s,
             recorded_at="2026-01-02T03:04:05Z",
-            machine=dict(machine),
+            machine=Machine(machine),
             busy=busy,
         )
         self.store.write(rec)
@@ -200,5 +201,5 @@ class Project:
     def render(self, page: str, strict: bool = False) -> str:
         """A page converted with the site's own extension list, over this project."""
         names, configs = site_extensions()
-        configs["recorded.markdown_ext"] = {"root": str(self.root), "strict": strict}
+        configs["recorded.pages.extension"] = {"root": str(self.root), "strict": strict}
         return markdown.Markdown(extensions=names, extension_configs=configs).convert(page)

@@ -20,9 +20,12 @@ from sybil.example import SybilFailure
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
 import projects
-from recorded import blocks, claims, notebook_markdown, sybil_parser
-from recorded.runner import RunResult
-from recorded.sybil_parser import LiveRuns, RecordedParser
+from recorded.checks import sybil
+from recorded.checks.sybil import LiveRuns, RecordedParser
+from recorded.model import claims
+from recorded.notebook import prose
+from recorded.pages import blocks
+from recorded.recorder.runner import RunResult
 
 ROOT = Path(__file__).resolve().parents[1]
 PRINTED = ["nothing any block claims"]
@@ -98,9 +101,9 @@ def project(tmp_path, monkeypatch) -> projects.Project:
 
     def check(target, python=None):  # this machine, as the live runs see it: no device
         if target.needs_device:
-            raise sybil_parser.runner.TargetCheckFailed("no device here")
+            raise sybil.runner.TargetCheckFailed("no device here")
 
-    monkeypatch.setattr(sybil_parser.runner, "check", check)
+    monkeypatch.setattr(sybil.runner, "check", check)
     project = projects.Project(tmp_path)
     for name in ("lesson/a.py", "lesson/b.py"):
         project.recording(project.snippet(name), project.store.targets.names[0], PRINTED)
@@ -206,7 +209,7 @@ def test_the_site_the_tests_the_notebook_and_the_benchmark_agree_on_the_tricky_p
     assert by_the_site(project, text, caplog) == EXPECTED
     assert "a fenced example, not a block" in project.render(text)  # shown as code, not read
     assert by_the_tests(project, text) == EXPECTED
-    parts = notebook_markdown.page_parts("page.md", text)
+    parts = prose.page_parts("page.md", text)
     assert [(p.line, p.text) for p in parts if p.kind == "snippet"] == [
         (line, name) for line, name, _ in EXPECTED
     ]
@@ -235,8 +238,8 @@ def test_every_user_reports_a_block_the_tests_cannot_read(project, caplog, name)
     with pytest.raises(SybilFailure) as failure:
         example.evaluate()
     assert example.line == line and failure.value.result == f"malformed recorded block: {problem}"
-    with pytest.raises(notebook_markdown.NotebookError, match=re.escape(f"page.md:{line}: ")):
-        notebook_markdown.page_parts("page.md", text)
+    with pytest.raises(prose.NotebookError, match=re.escape(f"page.md:{line}: ")):
+        prose.page_parts("page.md", text)
     assert load_bench().peer_page(text, project.root / "snippets") == text
 
 

@@ -35,8 +35,8 @@ from browser_support import (
     show_tab,
     tabs_once_all_show,
 )
-from recorded.snippets import strip_metadata
-from recorded.targets import load as load_targets
+from recorded.config.targets import load as load_targets
+from recorded.model.snippets import strip_metadata
 
 pytestmark = pytest.mark.browser
 
@@ -369,7 +369,11 @@ def stale_site(tmp_path) -> Path:
         pytest.skip(f"no CPU target has a recording of {STALE_SNIPPET}.py to make stale")
     copy_site(ROOT, tmp_path)
     snippet = tmp_path / "snippets" / f"{STALE_SNIPPET}.py"
-    snippet.write_text(snippet.read_text(encoding="utf-8") + "# edited after recording\n", encoding="utf-8")
+    snippet.write_text(
+        snippet.read_text(encoding="utf-8")
+        + "pass  # edited after recording: code, so the recording is stale\n",
+        encoding="utf-8",
+    )
     (tmp_path / "recordings" / GPU.name / f"{STALE_SNIPPET}.json").unlink(missing_ok=True)
     # Not --strict: a stale CPU recording warns, and that is what this copy is for.
     mkdocs_build(tmp_path, tmp_path / "site", strict=False)

@@ -19,15 +19,20 @@ import pytest
 
 from fakes import FAKE_GPU, FAKE_MACHINE
 from projects import add_snippet
-from recorded import bundles, cli, compare, runner, targets
-from recorded.record import plan, shard
-from recorded.snippets import discover, load
-from recorded.store import Recording, State, Store
+from recorded import cli
+from recorded.config import targets
+from recorded.model import lines
+from recorded.model.machines import Machine
+from recorded.model.snippets import discover, load
+from recorded.model.store import Recording, State, Store
+from recorded.recorder import bundles, runner
+from recorded.recorder.record import plan
+from recorded.recorder.shard import split as shard
 
 REPO = Path(__file__).resolve().parents[1]
 HELLO = 'print("hello")\n'
 BOOM = 'print("before")\nraise ValueError("boom")\n'
-NEEDS_CUDA = '# /// script\n# [tool.record-runs]\n# requires = ["cuda"]\n# ///\n'
+NEEDS_CUDA = '# /// script\n# [tool.recorded]\n# requires = ["cuda"]\n# ///\n'
 
 
 pytestmark = pytest.mark.usefixtures("fake_machine")
@@ -88,7 +93,7 @@ def a_recording(
         stderr=[] if status == "ok" else ["ValueError: boom"],
         duration_s=duration,
         recorded_at=when,
-        machine=machine,
+        machine=Machine(machine),
     )
 
 
@@ -185,7 +190,7 @@ def test_bundle_with_target_cuda_and_named_snippets_imports_into_another_checkou
     assert files(there / "recordings").keys() == {"cuda/lesson/02_gpu.json", "cuda/lesson/03_c.json"}
     for name in ("lesson/02_gpu.py", "lesson/03_c.py"):
         assert rec_path(there, name, "cuda").read_bytes() == rec_path(here, name, "cuda").read_bytes()
-        assert Store(there).state(load(there / "snippets", name), "cuda")[0] is State.FRESH
+        assert Store(there).status(load(there / "snippets", name), "cuda").state is State.FRESH
 
 
 def test_bundle_into_a_folder_is_a_usage_error_before_anything_runs(tmp_path, runs, capsys):
@@ -275,7 +280,8 @@ def test_allow_stale_imports_an_outdated_recording_that_then_reads_as_stale(tmp_
 
     assert rec_path(tmp_path, "lesson/01_a.py").read_bytes() == original  # as it was, not re-hashed
     assert "imported     lesson/01_a.py on cpu: marked stale" in capsys.readouterr().out
-    state, rec, _reason = Store(tmp_path).state(discover(snippet_path.parents[1])[0], "cpu")
+    status = Store(tmp_path).status(discover(snippet_path.parents[1])[0], "cpu")
+    state, rec = status.state, status.recording
     assert state is State.STALE and rec is not None and rec.stdout == ["hello"]
     assert main(tmp_path, "--check") == 1
     assert "error lesson/01_a.py on cpu: stale" in capsys.readouterr().out
@@ -855,7 +861,7 @@ def test_out_that_is_a_file_is_a_usage_error(tmp_path, runs, capsys):
     ],
 )
 def test_verdict_and_timing_lines_are_labelled_by_the_text_before_them(line, kind, label, value):
-    assert list(compare.parse([line]).values()) == [compare.Line(kind, label, value)]
+    assert list(lines.parse([line]).values()) == [lines.Line(kind, label, value)]
 
 
 @pytest.mark.parametrize(
@@ -870,11 +876,11 @@ def test_verdict_and_timing_lines_are_labelled_by_the_text_before_them(line, kin
     ],
 )
 def test_other_lines_are_neither_verdicts_nor_timings(line):
-    assert compare.parse([line]) == {}
+    assert lines.parse([line]) == {}
 
 
 def test_repeated_labels_are_paired_in_order():
-    found = compare.parse(["t: 1 ms", "t: 2 ms", "ok: True"])
+    found = lines.parse(["t: 1 ms", "t: 2 ms", "ok: True"])
 
     assert list(found) == [("timing", "t", 0), ("timing", "t", 1), ("verdict", "ok", 0)]
     assert found[("timing", "t", 1)].value == "2 ms"
@@ -924,14 +930,14 @@ def test_shard_list_and_check_on_the_real_repository_never_import_torch():
 def test_an_interrupted_run_still_writes_the_bundle_of_what_it_finished(tmp_path, monkeypatch, capsys):
     add_snippet(tmp_path, "lesson/01_a.py")
     add_snippet(tmp_path, "lesson/02_b.py")
-    real_run = runner.run
+    real_run = runner.run_snippet
 
     def second_run_interrupted(snippet, target, timeout, **kw):
         if snippet.name == "lesson/02_b.py":
             raise KeyboardInterrupt
         return real_run(snippet, target, timeout, **kw)
 
-    monkeypatch.setattr(runner, "run", second_run_interrupted)
+    monkeypatch.setattr(runner, "run_snippet", second_run_interrupted)
 
     assert main(tmp_path, "--bundle", tmp_path / "b.json") == 130
 

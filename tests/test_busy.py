@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from projects import add_snippet
-from recorded import busy, cli
-from recorded.record import plan, record, to_run
-from recorded.snippets import SnippetError, discover
-from recorded.store import Store
+from recorded import cli
+from recorded.model.snippets import SnippetError, discover
+from recorded.model.store import Store
+from recorded.recorder import busy
+from recorded.recorder.record import plan, record, to_run
 
 pytestmark = pytest.mark.usefixtures("fake_machine")
 
-TIMING = "# /// script\n# [tool.record-runs]\n# timing = true\n# ///\nprint('fast')\n"
+TIMING = "# /// script\n# [tool.recorded]\n# timing = true\n# ///\nprint('fast')\n"
 
 
 def project(root: Path, code: str = TIMING) -> Store:
@@ -70,7 +71,7 @@ def test_a_busy_machine_is_a_warning_and_the_figure_is_recorded(tmp_path):
 
 
 def test_refuse_busy_waits_then_refuses_and_keeps_the_old_recording(tmp_path, monkeypatch):
-    monkeypatch.setattr("recorded.record.time.sleep", lambda s: None)
+    monkeypatch.setattr("recorded.recorder.record.time.sleep", lambda s: None)
     store = project(tmp_path)
     run(store, [0.0, 0.0], refuse=True)
     path = store.path("lesson/01_time.py", "cpu")
@@ -81,7 +82,7 @@ def test_refuse_busy_waits_then_refuses_and_keeps_the_old_recording(tmp_path, mo
 
 
 def test_refuse_busy_retries_a_passing_burst(tmp_path, monkeypatch):
-    monkeypatch.setattr("recorded.record.time.sleep", lambda s: None)
+    monkeypatch.setattr("recorded.recorder.record.time.sleep", lambda s: None)
     store = project(tmp_path)
     made, failed, _ = run(store, [0.9, 0.05, 0.05], refuse=True)
     assert not failed and made[0].busy["before"] == 0.05
@@ -103,7 +104,7 @@ def test_a_snippet_that_times_nothing_is_not_measured(tmp_path):
 def test_the_command_line_takes_refuse_busy(tmp_path, monkeypatch):
     project(tmp_path)
     monkeypatch.setattr(busy, "other_load", lambda *a, **k: (0.9, "fake"))
-    monkeypatch.setattr("recorded.record.time.sleep", lambda s: None)
+    monkeypatch.setattr("recorded.recorder.record.time.sleep", lambda s: None)
     assert cli.main(["--target", "cpu", "--refuse-busy"], root=tmp_path) == 1
 
 

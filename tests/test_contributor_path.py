@@ -22,9 +22,9 @@ import pytest
 
 from fakes import FAKE_MACHINE, fake_cpu
 from projects import ROOT, Project
-from recorded import provenance
-from recorded.snippets import discover
-from recorded.store import State, Store
+from recorded.model import machines
+from recorded.model.snippets import discover
+from recorded.model.store import State, Store
 from test_markdown_ext import output_tabs
 
 RECORDER = "scripts/record_runs.py"
@@ -95,7 +95,7 @@ def perform(project: Project, argv: list[str]) -> int:
 
 def pretend_flags(monkeypatch, flags: list[str]) -> None:
     """This machine has these CPU flags, for the recorder's look and for what it stores."""
-    monkeypatch.setattr(provenance, "cpu", lambda extra=(): fake_cpu(flags))
+    monkeypatch.setattr(machines, "this_cpu", lambda extra=(): fake_cpu(flags))
     monkeypatch.setitem(FAKE_MACHINE, "cpu", fake_cpu(flags))
 
 
@@ -104,10 +104,10 @@ site_name: A course
 nav:
   - counting/index.md
 markdown_extensions:
-  - recorded.markdown_ext
+  - recorded.pages.extension
 """
 TARGETS = """\
-[tool.record-runs.targets.cpu]
+[tool.recorded.targets.cpu]
 label = "CPU"
 provides = ["cpu"]
 description = "this CPU as it is"
@@ -139,7 +139,7 @@ def course(tmp_path, fake_machine) -> Project:
 
 def fresh(project: Project, target: str) -> dict[str, State]:
     store = Store(project.root)
-    return {s.name: store.state(s, target)[0] for s in discover(store.snippets_dir, store.targets)}
+    return {s.name: store.status(s, target).state for s in discover(store.snippets_dir, store.targets)}
 
 
 def test_adding_a_lesson_as_the_docs_say(course):
@@ -151,7 +151,7 @@ def test_adding_a_lesson_as_the_docs_say(course):
         assert perform(course, argv) == 0, shlex.join(argv)
 
     assert set(fresh(course, "cpu").values()) == {State.FRESH}
-    declared = tomllib.loads(lesson)["tool"]["record-runs"]["lessons"]["counting"]
+    declared = tomllib.loads(lesson)["tool"]["recorded"]["lessons"]["counting"]
     notebook = course.root / "docs" / declared["notebook"]
     assert "total: 10" in notebook.read_text(encoding="utf-8")
 
@@ -165,7 +165,7 @@ def test_adding_a_machine_as_the_docs_say(course, monkeypatch, capsys, required)
     if not required:
         declared = declared.replace("required = true", "required = false")
     course.targets(declared)
-    ((name, target),) = tomllib.loads(declared)["tool"]["record-runs"]["targets"].items()
+    ((name, target),) = tomllib.loads(declared)["tool"]["recorded"]["targets"].items()
     pretend_flags(monkeypatch, [])  # a machine of another kind
     capsys.readouterr()
 
@@ -192,7 +192,7 @@ def test_a_plain_record_run_records_a_kind_that_is_not_required_by_itself(course
     """Step 2's last sentence: `make record` (no --target) records the new kind too."""
     declared, *_ = fenced(section("contributing.md", "Add a machine"), "toml")
     course.targets(declared.replace("required = true", "required = false"))
-    ((name, target),) = tomllib.loads(declared)["tool"]["record-runs"]["targets"].items()
+    ((name, target),) = tomllib.loads(declared)["tool"]["recorded"]["targets"].items()
     pretend_flags(monkeypatch, target["requires"]["flags"])
 
     assert perform(course, ["make", "record"]) == 0

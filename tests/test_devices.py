@@ -16,9 +16,12 @@ import pytest
 
 from fakes import FAKE_GPU
 from projects import Project
-from recorded import cli, describe, devices, notebook, targets
-from recorded.lessons import load as load_lessons
-from recorded.store import Store
+from recorded import cli, notebook
+from recorded.config import devices, targets
+from recorded.config.lessons import load as load_lessons
+from recorded.model import describe
+from recorded.model.machines import Machine
+from recorded.model.store import Store
 from test_markdown_ext import highlighted, output_tabs
 
 ENGINE = Path(__file__).resolve().parents[1] / "src" / "recorded"
@@ -26,28 +29,28 @@ ENGINE = Path(__file__).resolve().parents[1] / "src" / "recorded"
 PROBE = 'import json; print(json.dumps({"name": "Made-up NPU 1", "cores": 8, "memory_gib": 16.0}))'
 
 CONFIG = f"""
-[tool.record-runs]
+[tool.recorded]
 auto = ["npu", "cpu"]
 
-[tool.record-runs.targets.cpu]
+[tool.recorded.targets.cpu]
 label = "CPU"
 provides = ["cpu"]
 description = "this CPU as it is"
 required = true
 
-[tool.record-runs.targets.npu]
+[tool.recorded.targets.npu]
 label = "NPU"
 provides = ["cpu", "npu"]
 description = "a made-up NPU beside the CPU"
 detect = ["{{npu_file}}"]
 check = {{ code = "print('npu ready')", prints = "npu ready" }}
 
-[tool.record-runs.targets.npu.device]
+[tool.recorded.targets.npu.device]
 name = "a made-up NPU"
 probe = '{PROBE}'
 available = "import os; os.environ.get('NPU_READY') == '1'"
 
-[tool.record-runs.lessons.lesson]
+[tool.recorded.lessons.lesson]
 title = "A lesson"
 pages = ["index.md"]
 notebook = "lesson.ipynb"
@@ -55,7 +58,7 @@ notebook = "lesson.ipynb"
 
 NEEDS_NPU = """\
 # /// script
-# [tool.record-runs]
+# [tool.recorded]
 # requires = ["npu"]
 # ///
 print("npu says: 42")
@@ -160,9 +163,9 @@ def test_the_probe_must_print_a_json_object_with_a_name(npu_project, capsys, pro
 
 def test_a_device_reads_as_its_probe_described_it():
     old_gpu = dict(FAKE_GPU)  # the fields recordings have always stored
-    assert describe.gpu({"gpu": old_gpu}) == "Test GPU (compute 9.0, 80 GiB, driver 570.00, CUDA 12.8)"
-    assert describe.gpu({"gpu": {"name": "X", "lanes": 4, "firmware": None}}) == "X (lanes 4)"
-    assert describe.gpu({"gpu": {"name": "X"}}) == "X" and describe.gpu({"gpu": None}) is None
+    assert describe.gpu(Machine(gpu=old_gpu)) == "Test GPU (compute 9.0, 80 GiB, driver 570.00, CUDA 12.8)"
+    assert describe.gpu(Machine(gpu={"name": "X", "lanes": 4, "firmware": None})) == "X (lanes 4)"
+    assert describe.gpu(Machine(gpu={"name": "X"})) == "X" and describe.gpu(Machine(gpu=None)) is None
 
 
 #: Engine modules other helpers are still rewording (issue 22); empty this as they land.
@@ -191,13 +194,13 @@ class version:
 def test_the_known_cuda_probe_stores_what_recordings_have_always_stored(tmp_path, monkeypatch):
     """Run for real against a stand-in torch (and no nvidia-smi on PATH): the same fields,
     in the same order, as the recordings already committed, so their machine stays the same."""
-    from recorded import provenance
+    from recorded.recorder import this_machine
 
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "__init__.py").write_text(FAKE_TORCH)
     env = {"PYTHONPATH": str(tmp_path), "PATH": str(tmp_path)}
 
-    gpu = provenance.probe(env, device=devices.known()["cuda"])["gpu"]
+    gpu = this_machine.probe(env, device=devices.known()["cuda"])["gpu"]
 
     assert gpu == {
         "name": "Fake H200",
@@ -208,4 +211,4 @@ def test_the_known_cuda_probe_stores_what_recordings_have_always_stored(tmp_path
         "driver": None,
     }
     assert list(gpu) == ["name", "capability", "memory_gib", "cuda", "count", "driver"]
-    assert describe.gpu({"gpu": gpu}) == "Fake H200 (compute 9.0, 150 GiB, CUDA 13.0)"
+    assert describe.gpu(Machine(gpu=gpu)) == "Fake H200 (compute 9.0, 150 GiB, CUDA 13.0)"

@@ -1,8 +1,12 @@
-"""The engine, src/recorded/, stays apart from the lesson and stays tidy.
+"""The engine, src/recorded/, stays apart from the lesson and keeps its shape.
 
-It knows no lesson (no lesson's folder, page or notebook is named in it), its modules
-import each other without cycles, none is over 400 lines, and the recorder's modules
-need only the standard library, so they run on a bare GPU image.
+Its folders are its architecture, and imports point one way: the project's configuration
+(config/), the recording model (model/), the recorder (recorder/), its command line
+(cli/), the pages (pages/), the notebook (notebook/) and the tests' reader of pages
+(checks/). Each folder may import only the folders before it in ``MAY_IMPORT``, its own
+modules import each other without a cycle, and everything the recorder runs on (config,
+model, recorder, cli) needs only the standard library, so it runs on a bare GPU image.
+It knows no lesson (no lesson's folder, page or notebook is named in it).
 """
 
 from __future__ import annotations
@@ -13,52 +17,77 @@ import subprocess
 import sys
 from pathlib import Path, PurePosixPath
 
-from recorded import lessons
+import pytest
+
+from recorded.config import lessons
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "src" / "recorded"
-MODULES = {p.stem: p for p in sorted(ENGINE.glob("*.py"))}
-MAX_LINES = 400
-#: What scripts/record_runs.py imports, with everything those import.
-RECORDER = (
-    "cli",
-    "commands",
-    "choose",
-    "kinds",
-    "record",
-    "runner",
-    "store",
-    "snippets",
-    "targets",
-    "provenance",
-    "bundles",
-    "compare",
-    "listing",
-    "lessons",
-    "describe",
-)
+#: Every engine module by its dotted name under recorded ("model.store").
+MODULES = {
+    ".".join(p.relative_to(ENGINE).with_suffix("").parts): p
+    for p in sorted(ENGINE.rglob("*.py"))
+    if "__pycache__" not in p.parts
+}
+#: What each folder may import from the engine, besides its own modules. The top-level
+#: modules (__init__, __main__) are the package's entry points and may import any folder.
+MAY_IMPORT = {
+    "config": set(),
+    "model": {"config"},
+    "recorder": {"config", "model"},
+    "cli": {"config", "model", "recorder"},
+    "pages": {"config", "model"},
+    "notebook": {"config", "model", "pages"},
+    "checks": {"config", "model", "recorder", "pages"},
+}
+#: The folders the recorder's command line runs on: the standard library only.
+RECORDER = ("config", "model", "recorder", "cli")
 #: Site tooling (serving the built site, driving a browser) belongs in scripts/, not the engine.
 SITE_TOOLING = ("http.server", "socketserver", "webbrowser")
 
 
-def imports(path: Path) -> set[str]:
-    """The engine modules a module imports (from . import x, from .x import y)."""
+def folder(module: str) -> str:
+    return module.split(".")[0] if "." in module else ""
+
+
+def imports(module: str) -> set[str]:
+    """The engine modules a module imports, by dotted name (its relative imports resolved)."""
+    package = module.split(".")[:-1]  # "cli.__init__" and "cli.check" both sit in cli/
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            found |= {node.module} if node.module else {a.name for a in node.names}
-    return found & set(MODULES)
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom) or not node.level:
+            continue
+        base = package[: len(package) - (node.level - 1)]
+        target = ".".join([*base, *([node.module] if node.module else [])])
+        found |= {target} & MODULES.keys()
+        # from . import name: a module of that package
+        found |= {".".join(filter(None, [target, alias.name])) for alias in node.names} & MODULES.keys()
+    return found
 
 
-def test_no_module_is_over_the_line_limit():
-    long = {
-        name: n for name, p in MODULES.items() if (n := len(p.read_text("utf-8").splitlines())) > MAX_LINES
-    }
-    assert not long, f"modules over {MAX_LINES} lines (split them by job): {long}"
+def test_every_module_lives_in_a_known_folder():
+    strays = [m for m in MODULES if folder(m) and folder(m) not in MAY_IMPORT]
+    loose = [m for m in MODULES if not folder(m) and m not in ("__init__", "__main__")]
+    assert not strays and not loose, (
+        f"modules outside the engine's folders: {strays + loose}; put each in the folder of its job "
+        f"({', '.join(MAY_IMPORT)}), or add a folder to MAY_IMPORT with what it may import"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(MAY_IMPORT))
+def test_a_folder_imports_only_the_folders_before_it(name):
+    wrong = sorted(
+        f"{module} imports {other}"
+        for module in MODULES
+        if folder(module) == name
+        for other in imports(module)
+        if folder(other) not in MAY_IMPORT[name] | {name}
+    )
+    assert not wrong, f"{name}/ may import only {sorted(MAY_IMPORT[name]) or 'itself'}: {wrong}"
 
 
 def test_the_engine_modules_import_each_other_without_a_cycle():
-    graph = {name: imports(path) for name, path in MODULES.items()}
+    graph = {name: imports(name) for name in MODULES}
     done: set[str] = set()
 
     def visit(name: str, trail: tuple[str, ...]) -> None:
@@ -74,9 +103,10 @@ def test_the_engine_modules_import_each_other_without_a_cycle():
 
 def test_the_recorder_needs_only_the_standard_library():
     # -S: no site-packages, so a third-party import anywhere in the recorder fails here.
+    modules = ["__main__", *(m for m in MODULES if folder(m) in RECORDER)]
     code = (
         f"import sys; sys.path.insert(0, {str(ROOT / 'src')!r}); "
-        + "; ".join(f"import recorded.{m}" for m in RECORDER)
+        + "; ".join(f"import recorded.{m.removesuffix('.__init__')}" for m in modules)
         + "; print(sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) - {'__main__'}))"
     )
     done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, check=False)
@@ -138,14 +168,14 @@ def test_the_engine_names_no_lesson():
     assert declared, "pyproject.toml declares no lesson"
     names = lesson_names(declared, ROOT / "snippets")
     found = [
-        f"src/recorded/{path.name}:{line} names {name!r} ({names[name]})"
+        f"src/recorded/{path.relative_to(ENGINE).as_posix()}:{line} names {name!r} ({names[name]})"
         for path in MODULES.values()
         for line, name in named(path.read_text(encoding="utf-8"), names)
     ]
     assert not found, (
         "the engine must know no lesson, but:\n  " + "\n  ".join(found) + "\nReword those lines so they "
         "name no lesson (use another word, or a made-up example such as my_lesson/01_intro.py), or, where "
-        "the engine needs a lesson's name, read it from pyproject.toml through recorded.lessons."
+        "the engine needs a lesson's name, read it from pyproject.toml through recorded.config.lessons."
     )
 
 

@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 
 from processes import alive, recorder
 from projects import add_snippet
-from recorded import blocks, claims
-from recorded.store import Recording, RecordingError, Store
+from recorded.model import claims
+from recorded.model.store import Recording, RecordingError, Store
+from recorded.pages import blocks
 
 
 def project(tmp_path: Path, snippets: dict[str, str]) -> Path:
@@ -260,9 +261,9 @@ def test_random_markdown_renders_without_crashing_or_injecting(fuzz_project, pag
             "pymdownx.superfences",
             "pymdownx.highlight",
             "pymdownx.tabbed",
-            "recorded.markdown_ext",
+            "recorded.pages.extension",
         ],
-        extension_configs={"recorded.markdown_ext": {"root": str(fuzz_project)}},
+        extension_configs={"recorded.pages.extension": {"root": str(fuzz_project)}},
     )
     html = md.convert(page)
     assert "<script>x</script>" not in html or "<script>x</script>" in page
@@ -274,7 +275,7 @@ def test_random_markdown_renders_without_crashing_or_injecting(fuzz_project, pag
 
 
 def test_a_link_out_of_snippets_is_refused_and_never_read(tmp_path):
-    from recorded.snippets import SnippetError, load
+    from recorded.model.snippets import SnippetError, load
 
     secret = tmp_path / "secret.py"
     secret.write_text('print("outside")\n')

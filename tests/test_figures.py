@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from recorded import lessons
-from recorded.figures import lesson_figures, out_of_date, path
-from recorded.store import Store
+from recorded.config import lessons
+from recorded.model.store import Store
+from recorded.pages.figures import lesson_figures, out_of_date, path
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = [lesson for lesson in lessons.load(ROOT).values() if lesson.figures]

@@ -1,4 +1,4 @@
-"""Lessons as data: [tool.record-runs.lessons.<folder>] in pyproject.toml."""
+"""Lessons as data: [tool.recorded.lessons.<folder>] in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import tomllib
 
 import pytest
 
-from recorded.lessons import LessonError, lesson_of, parse
+from recorded.config.lessons import LessonError, lesson_of, parse
 
 GOOD = """\
-[tool.record-runs.lessons.zeta]
+[tool.recorded.lessons.zeta]
 title = "Zeta"
 pages = ["zeta/intro.md", "zeta/more.md"]
 notebook = "zeta.ipynb"
@@ -65,7 +65,7 @@ def test_a_badly_declared_lesson_names_the_key_and_what_to_write(change, message
     with pytest.raises(LessonError) as caught:
         lessons(GOOD.replace(old, new))
     text = str(caught.value)
-    assert text.startswith("pyproject.toml: [tool.record-runs.lessons.zeta]") and message in text, text
+    assert text.startswith("pyproject.toml: [tool.recorded.lessons.zeta]") and message in text, text
 
 
 def test_two_lessons_may_not_write_one_notebook():

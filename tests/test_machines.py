@@ -16,18 +16,22 @@ import pytest
 
 from fakes import FAKE_MACHINE, fake_cpu
 from projects import Project, add_snippet
-from recorded import cli, kinds, machines, provenance, targets
-from recorded.bundles import bundle_json
-from recorded.choose import ChoiceError, choose
-from recorded.store import Recording, Store
+from recorded import cli
+from recorded.config import targets
+from recorded.model import machines
+from recorded.model.machines import Machine
+from recorded.model.store import Recording, Store, must_be_fresh
+from recorded.recorder import admit
+from recorded.recorder.bundles import bundle_json
+from recorded.recorder.choose import ChoiceError, choose
 
 ROOT = Path(__file__).resolve().parents[1]
 
 KINDS = """
-[tool.record-runs]
+[tool.recorded]
 auto = ["amx", "small"]
 
-[tool.record-runs.targets.amx]
+[tool.recorded.targets.amx]
 label = "CPU with AMX"
 provides = ["cpu"]
 description = "a CPU with AMX"
@@ -35,7 +39,7 @@ env = { CUDA_VISIBLE_DEVICES = "" }
 requires = { flags = ["amx_bf16"] }
 runs-on = ["self-hosted", "amx"]
 
-[tool.record-runs.targets.amx-limited]
+[tool.recorded.targets.amx-limited]
 label = "Same CPU, limited (emulated)"
 provides = ["cpu"]
 description = "the CPU with AMX with a made-up limit"
@@ -44,7 +48,7 @@ emulated = true
 host = "amx"
 check = { code = "import os; print(os.environ['MADE_UP_LIMIT'])", prints = "1" }
 
-[tool.record-runs.targets.small]
+[tool.recorded.targets.small]
 label = "CPU with AVX2 only"
 provides = ["cpu"]
 description = "a CPU with AVX2 and no AVX-512"
@@ -74,7 +78,7 @@ def machine_is(monkeypatch):
     /proc/cpuinfo and for the machine block a recording stores."""
 
     def pretend(flags, model="Test CPU"):
-        monkeypatch.setattr(provenance, "cpu", lambda extra=(): fake_cpu(flags, model))
+        monkeypatch.setattr(machines, "this_cpu", lambda extra=(): fake_cpu(flags, model))
         monkeypatch.setitem(FAKE_MACHINE, "cpu", fake_cpu(flags, model))
 
     return pretend
@@ -94,7 +98,7 @@ def machine_of(root: Path, path: str) -> dict:
 
 def test_every_committed_recording_proves_its_target_and_each_tab_is_one_machine():
     """Fails naming the file, the target and the values, or the tab and both machines."""
-    problems = kinds.audit(Store(ROOT))
+    problems = admit.audit(Store(ROOT))
     assert problems == [], "\n".join(problems)
 
 
@@ -146,25 +150,25 @@ def test_the_repository_declares_kinds_of_machine_one_machine_each():
         (
             lambda c: c.replace('flags = ["amx_bf16"]', 'flags = ["amx_bf61"]'),
             (
-                "[tool.record-runs.targets.amx] requires.flags: unknown CPU flag(s) 'amx_bf61' "
+                "[tool.recorded.targets.amx] requires.flags: unknown CPU flag(s) 'amx_bf61' "
                 "(did you mean 'amx_bf16'?)"
             ),
         ),
         (
             lambda c: c.replace('absent = ["avx512f"]', 'absent = ["avx512"]'),
-            "[tool.record-runs.targets.small] requires.absent: unknown CPU flag(s) 'avx512'",
+            "[tool.recorded.targets.small] requires.absent: unknown CPU flag(s) 'avx512'",
         ),
         (
             lambda c: c.replace('absent = ["avx512f"]', 'absent = ["avx2"]'),
-            "[tool.record-runs.targets.small] requires: ['avx2'] both present (flags) and absent",
+            "[tool.recorded.targets.small] requires: ['avx2'] both present (flags) and absent",
         ),
         (
             lambda c: c.replace('host = "amx"\n', ""),
-            "[tool.record-runs.targets.amx-limited] is emulated but names no host",
+            "[tool.recorded.targets.amx-limited] is emulated but names no host",
         ),
         (
             lambda c: c.replace('host = "amx"', 'host = "amd"'),
-            "[tool.record-runs.targets.amx-limited] host 'amd' is not a target; the targets are",
+            "[tool.recorded.targets.amx-limited] host 'amd' is not a target; the targets are",
         ),
         (
             lambda c: c.replace('host = "amx"', 'host = "amx"\nrequires = { flags = ["avx512_bf16"] }'),
@@ -175,15 +179,15 @@ def test_the_repository_declares_kinds_of_machine_one_machine_each():
         ),
         (
             lambda c: c.replace("emulated = true\n", ""),
-            "[tool.record-runs.targets.amx-limited] names host 'amx' but is not emulated",
+            "[tool.recorded.targets.amx-limited] names host 'amx' but is not emulated",
         ),
         (
             lambda c: "\n".join(line for line in c.splitlines() if not line.startswith("check =")),
-            "[tool.record-runs.targets.amx-limited] is emulated and has no check",
+            "[tool.recorded.targets.amx-limited] is emulated and has no check",
         ),
         (
             lambda c: c.replace('runs-on = "ubuntu-latest"', "runs-on = 3"),
-            "[tool.record-runs.targets.small] runs-on must be a runner label or a list of them, got 3",
+            "[tool.recorded.targets.small] runs-on must be a runner label or a list of them, got 3",
         ),
     ],
     ids=[
@@ -212,7 +216,7 @@ def test_a_bad_requirement_or_host_is_refused_and_nothing_runs(tmp_path, capsys,
 
 
 def test_the_known_flags_cover_this_machines_cpuinfo():
-    from recorded import cpu_flags
+    from recorded.config import cpu_flags
 
     here: set[str] = set()
     text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
@@ -278,7 +282,7 @@ def test_list_and_check_say_which_kinds_this_machine_is(tmp_path, capsys, machin
 
 def test_the_provenance_stores_every_flag_a_requirement_names(tmp_path):
     make(tmp_path, KINDS.replace('flags = ["avx2"]', 'flags = ["avx2", "sse4_2"]'))
-    cpu = provenance.cpu(targets.load(tmp_path).flags)
+    cpu = machines.this_cpu(targets.load(tmp_path).flags)
 
     assert {"sse4_2", "avx512f", "amx_bf16", "avx2"} <= set(cpu["looked_for"])
     assert set(cpu["features"]) <= set(cpu["looked_for"])
@@ -368,7 +372,7 @@ def test_auto_with_no_target_possible_here_is_refused_naming_each_reason(tmp_pat
 
 
 def test_the_live_runs_take_the_target_the_recorder_chooses(tmp_path, machine_is):
-    from recorded.sybil_parser import LiveRuns
+    from recorded.checks.sybil import LiveRuns
 
     known = targets.load(make(tmp_path))
     for flags, expected in ((XEON, "amx"), (AVX2, "small")):
@@ -427,7 +431,7 @@ def test_replace_machine_rerecords_the_whole_tab_and_replaces_only_when_all_succ
         (s, t) for s in ("lesson/01_a.py", "lesson/02_b.py") for t in ("amx", "amx-limited")
     )
     assert {machine_of(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
-    assert kinds.audit(Store(tmp_path)) == []
+    assert admit.audit(Store(tmp_path)) == []
 
 
 def test_audit_names_a_recording_that_is_not_its_kind_and_a_tab_from_two_machines(tmp_path, machine_is):
@@ -441,10 +445,10 @@ def test_audit_names_a_recording_that_is_not_its_kind_and_a_tab_from_two_machine
     store.write(moved)  # as if someone had copied it by hand
     other = store.read("lesson/02_b.py", "amx")
     assert other is not None
-    other.machine = dict(other.machine, cpu=fake_cpu(XEON, "Xeon B"))
+    other.machine = Machine(other.machine, cpu=fake_cpu(XEON, "Xeon B"))
     store.write(other)
 
-    problems = kinds.audit(store)
+    problems = admit.audit(store)
 
     assert (
         "recordings/small/lesson/01_a.json: its machine is not a small machine (CPU flag avx512f "
@@ -474,7 +478,7 @@ def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_mach
             [],
             0.1,
             "2026-12-01T00:00:00Z",
-            dict(FAKE_MACHINE, cpu=fake_cpu(flags, model)),
+            Machine(FAKE_MACHINE, cpu=fake_cpu(flags, model)),
         )
         path = tmp_path / "recordings" / "old" / Path(name).with_suffix(".json")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -501,7 +505,7 @@ def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_mach
 
 
 def bundle(root: Path, target: str, flags, model: str, names=("lesson/01_a.py",), check=None) -> Path:
-    from recorded.snippets import load
+    from recorded.model.snippets import load
 
     recs = []
     for name in names:
@@ -517,7 +521,7 @@ def bundle(root: Path, target: str, flags, model: str, names=("lesson/01_a.py",)
                 [],
                 0.1,
                 "2026-12-02T00:00:00Z",
-                dict(FAKE_MACHINE, cpu=fake_cpu(flags, model), target={"name": target, "check": check}),
+                Machine(FAKE_MACHINE, cpu=fake_cpu(flags, model), target={"name": target, "check": check}),
             )
         )
     path = root / f"bundle-{target}-{model}.json"
@@ -575,14 +579,14 @@ def test_a_bundle_that_would_mix_machines_in_a_tab_is_refused_unless_it_holds_th
 def test_identity_ignores_load_dates_and_the_tree():
     a = dict(FAKE_MACHINE, load_average=0.1, git={"commit": "a"})
     b = dict(FAKE_MACHINE, load_average=3.0, git={"commit": "b"}, os="other")
-    assert machines.same_machine(a, b) and machines.differences(a, b) == []
+    assert Machine(a).same_as(Machine(b)) and Machine(a).differences(Machine(b)) == []
     c = dict(FAKE_MACHINE, cpu=fake_cpu(XEON, "Xeon"))
-    assert "cpu: 'Test CPU' != 'Xeon'" in machines.differences(a, c)
+    assert "cpu: 'Test CPU' != 'Xeon'" in Machine(a).differences(Machine(c))
 
 
 def test_a_kind_this_machine_is_must_be_fresh_as_a_required_target_must():
     known = targets.load(ROOT)
     plain = next(t for t in known if not t.required)
-    assert kinds.must_be_fresh(plain, [plain.name], strict=False)  # this machine can record it
-    assert not kinds.must_be_fresh(plain, [], strict=False)  # another kind: a note only
-    assert kinds.must_be_fresh(plain, [], strict=True)  # the release rule
+    assert must_be_fresh(plain, [plain.name], strict=False)  # this machine can record it
+    assert not must_be_fresh(plain, [], strict=False)  # another kind: a note only
+    assert must_be_fresh(plain, [], strict=True)  # the release rule

@@ -381,14 +381,14 @@ def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, war
 
 #: Three kinds of machine: a native one, the same machine limited (emulated), another one.
 EMULATED_TARGETS = """
-[tool.record-runs.targets.big]
+[tool.recorded.targets.big]
 label = "Big CPU"
 provides = ["cpu"]
 description = "a big CPU as it is"
 env = { CUDA_VISIBLE_DEVICES = "" }
 required = true
 
-[tool.record-runs.targets.big-as-small]
+[tool.recorded.targets.big-as-small]
 label = "Big CPU limited"
 provides = ["cpu"]
 description = "the big CPU limited to small instructions"
@@ -397,7 +397,7 @@ emulated = true
 host = "big"
 check = { code = "print('SMALL')", prints = "SMALL" }
 
-[tool.record-runs.targets.other]
+[tool.recorded.targets.other]
 label = "Other CPU"
 provides = ["cpu"]
 description = "another CPU"
@@ -573,9 +573,9 @@ def table_rows(html: str) -> list[list[str]]:
     ],
 )
 def test_a_verdict_line_ends_in_a_verdict_word_after_its_last_colon(line, verdict):
-    from recorded.verdicts import split
+    from recorded.model.lines import verdict as read
 
-    assert split(line) == verdict
+    assert read(line) == verdict
 
 
 def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warnings):
@@ -638,7 +638,7 @@ def test_the_machine_table_links_relative_to_the_page_it_is_on(three):
     three.page("about/machines.md", TABLE_PAGE)
 
     names, configs = site_extensions()
-    configs["recorded.markdown_ext"] = {"root": str(three.root)}
+    configs["recorded.pages.extension"] = {"root": str(three.root)}
     md = markdown.Markdown(extensions=names, extension_configs=configs)
     # MkDocs hands the page's file to this treeprocessor; the table reads its place from it.
     relpath = markdown.treeprocessors.Treeprocessor(md)

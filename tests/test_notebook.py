@@ -19,12 +19,14 @@ import nbformat
 import pytest
 from site_tools import copy_site
 
-from recorded import blocks, targets
-from recorded.lessons import Lesson
-from recorded.notebook import COMMAND, notebook_path, notebook_target, render, spawns, with_notebooks
-from recorded.notebook_markdown import Links, convert_markdown, page_parts, read_site
-from recorded.snippets import Snippet, load
-from recorded.store import State, Store
+from recorded.config import targets
+from recorded.config.lessons import Lesson
+from recorded.model.snippets import Snippet, load
+from recorded.model.store import State, Store
+from recorded.notebook import COMMAND, notebook_path, render, with_notebooks
+from recorded.notebook.build import notebook_target, spawns
+from recorded.notebook.prose import Links, convert_markdown, page_parts, read_site
+from recorded.pages import blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The lessons with a notebook, from pyproject.toml: every test below runs once for each.
@@ -125,7 +127,10 @@ def test_generation_is_deterministic_and_the_check_flag_says_what_to_run(tmp_pat
     target = notebook_target(Store(ROOT), expected)
     edited = next(s for s in expected if s.runs_on(target))  # one whose output the notebook shows
     snippet = tmp_path / "snippets" / edited.name
-    snippet.write_text(snippet.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    snippet.write_text(
+        snippet.read_text(encoding="utf-8") + "pass  # edited: code, so the recording is stale\n",
+        encoding="utf-8",
+    )
     done = subprocess.run(script + ["--check"], capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert f"run `{COMMAND}`" in done.stderr
@@ -159,7 +164,8 @@ def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_record
         if not snippet.runs_on(target):
             assert cell.outputs == [], snippet.name
             continue
-        state, rec, why = store.state(snippet, target.name)
+        status = store.status(snippet, target.name)
+        state, rec, why = status.state, status.recording, status.reason
         assert state is State.FRESH, f"{snippet.name}: the CPU recording is {state.value} ({why})"
         assert rec is not None, snippet.name
         streams = {o.name: o.text for o in cell.outputs if o.output_type == "stream"}

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from recorded import blocks, inventory
-from recorded.snippets import discover
-from recorded.store import Store
+from recorded.model.snippets import discover
+from recorded.model.store import Store
+from recorded.pages import blocks, inventory
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = Store(ROOT)

@@ -25,13 +25,16 @@ import pytest
 from fakes import FAKE_MACHINE
 from processes import gone_soon
 from projects import add_snippet, with_metadata
-from recorded import cli, kinds, provenance, runner
-from recorded.record import TO_RECORD, plan, record, to_run
-from recorded.snippets import SnippetError, discover, load
-from recorded.store import Recording, RecordingError, State, Store, this_python
+from recorded import cli
+from recorded.model import machines
+from recorded.model.machines import Machine
+from recorded.model.snippets import SnippetError, discover, load
+from recorded.model.store import Recording, RecordingError, State, Store, this_python
+from recorded.recorder import runner, this_machine
+from recorded.recorder.record import TO_RECORD, plan, record, to_run
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_MACHINE = provenance.machine
+REAL_MACHINE = this_machine.machine
 REAL_CHECK = runner.check
 RECORDING_KEYS = {
     "schema",
@@ -64,7 +67,7 @@ MACHINE_KEYS = {
 HELLO = 'print("hello")\n'
 SLEEP = "import time\ntime.sleep(30)\n"
 BOOM = 'print("before")\nraise ValueError("boom")\n'
-NEEDS_CUDA = ("[tool.record-runs]", 'requires = ["cuda"]')
+NEEDS_CUDA = ("[tool.recorded]", 'requires = ["cuda"]')
 
 
 pytestmark = pytest.mark.usefixtures("fake_machine")
@@ -142,7 +145,7 @@ def test_first_run_writes_a_complete_cpu_recording(tmp_path):
 
 
 def test_first_run_records_the_real_machine_with_the_real_probe(tmp_path, monkeypatch):
-    monkeypatch.setattr(provenance, "machine", REAL_MACHINE)
+    monkeypatch.setattr(this_machine, "machine", REAL_MACHINE)
     add_snippet(tmp_path, "lesson/01_hello.py", HELLO)
     git = [
         "git",
@@ -168,7 +171,7 @@ def test_first_run_records_the_real_machine_with_the_real_probe(tmp_path, monkey
     assert machine["os"] == platform.platform()
     assert machine["cpu"]["model"] and isinstance(machine["cpu"]["model"], str)
     assert isinstance(machine["cpu"]["cores"], int) and machine["cpu"]["cores"] >= 1
-    assert set(machine["cpu"]["features"]) <= set(provenance.FEATURES)
+    assert set(machine["cpu"]["features"]) <= set(machines.FEATURES)
     assert machine["python"] == platform.python_version()
     assert machine["gpu"] is None  # the cpu target hides every GPU from the probe too
     for package in ("torch", "numpy"):
@@ -298,7 +301,7 @@ def test_snippet_needing_cuda_is_not_run_on_cpu(tmp_path, runs, capsys):
         "lesson/01_gpu.py",
         """
         # /// script
-        # [tool.record-runs]
+        # [tool.recorded]
         # requires = ["cuda"]
         # ///
         print("gpu")
@@ -316,7 +319,7 @@ def test_snippet_needing_cuda_is_not_run_on_cpu(tmp_path, runs, capsys):
 
 def test_list_groups_snippets_by_lesson_declared_ones_first_under_their_titles(tmp_path, runs, capsys):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.record-runs.lessons.zeta]\ntitle = "Lesson 8: Zeta"\npages = ["zeta.md"]\n', encoding="utf-8"
+        '[tool.recorded.lessons.zeta]\ntitle = "Lesson 8: Zeta"\npages = ["zeta.md"]\n', encoding="utf-8"
     )
     add_snippet(tmp_path, "alpha/01_a.py", HELLO)
     add_snippet(tmp_path, "zeta/01_z.py", HELLO)
@@ -335,7 +338,7 @@ def test_list_groups_snippets_by_lesson_declared_ones_first_under_their_titles(t
 
 def test_a_badly_declared_lesson_is_named_and_nothing_runs(tmp_path, runs, capsys):
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.record-runs.lessons.zeta]\ntitle = "Zeta"\npages = "zeta.md"\n', encoding="utf-8"
+        '[tool.recorded.lessons.zeta]\ntitle = "Zeta"\npages = "zeta.md"\n', encoding="utf-8"
     )
     add_snippet(tmp_path, "zeta/01_z.py", HELLO)
     capsys.readouterr()
@@ -343,8 +346,7 @@ def test_a_badly_declared_lesson_is_named_and_nothing_runs(tmp_path, runs, capsy
     assert main(tmp_path, "--list") == 2
     err = capsys.readouterr().err
     assert (
-        "[tool.record-runs.lessons.zeta] pages must be a list of pages under docs/" in err
-        and "'zeta.md'" in err
+        "[tool.recorded.lessons.zeta] pages must be a list of pages under docs/" in err and "'zeta.md'" in err
     )
     assert runs == []
 
@@ -471,7 +473,7 @@ def test_timeout_without_previous_recording_writes_a_timeout_recording(tmp_path)
 
 
 def test_snippet_timeout_from_its_metadata_applies(tmp_path):
-    add_snippet(tmp_path, "lesson/01_sleep.py", with_metadata(SLEEP, "[tool.record-runs]", "timeout = 0.3"))
+    add_snippet(tmp_path, "lesson/01_sleep.py", with_metadata(SLEEP, "[tool.recorded]", "timeout = 0.3"))
 
     assert main(tmp_path) == 1
 
@@ -784,7 +786,9 @@ def test_check_and_list_on_the_real_repository_never_import_torch():
 def test_real_script_with_nothing_stale_exits_0_without_importing_torch():
     store = Store(REPO)
     # The CPU kind this machine is: the only one a plain run could record here.
-    cpu = next((t for t in kinds.kinds_here(store.targets) if not store.targets.get(t).needs_device), None)
+    cpu = next(
+        (t for t in machines.targets_here(store.targets) if not store.targets.get(t).needs_device), None
+    )
     if cpu is None:
         pytest.skip("this machine is none of the repository's CPU kinds")
     stale = [
@@ -845,7 +849,7 @@ def test_help_from_python_m_recorded_names_that_command():
 
 
 def test_a_shard_is_computed_once_per_target_and_said_once(tmp_path, capsys, monkeypatch):
-    from recorded import commands
+    from recorded.recorder import shard
 
     for n in range(3):
         add_snippet(tmp_path, f"lesson/0{n}_a.py", HELLO)
@@ -855,8 +859,8 @@ def test_a_shard_is_computed_once_per_target_and_said_once(tmp_path, capsys, mon
         computed.append(target)
         return real(published, snippets, target, which)
 
-    real = commands.part
-    monkeypatch.setattr(commands, "part", spy)
+    real = shard.take
+    monkeypatch.setattr(shard, "take", spy)
 
     assert main(tmp_path, "--shard", "1/2", "--target", "cpu") == 0
     assert computed == ["cpu"]
@@ -880,7 +884,7 @@ def a_recording(name: str = "lesson/01_a.py", target: str = "cpu", status: str =
         stderr=[],
         duration_s=0.1,
         recorded_at="2026-01-01T00:00:00Z",
-        machine=dict(FAKE_MACHINE),
+        machine=Machine(FAKE_MACHINE),
     )
 
 
@@ -954,16 +958,16 @@ def test_unreadable_recording_is_invalid_and_re_recorded(tmp_path, capsys, conte
 BAD_METADATA = {
     "bad toml": ("# requires = [cuda\n", "the '# /// script' block is not valid TOML"),
     "unknown key": (
-        "# [tool.record-runs]\n# timout = 5\n",
-        "unknown key(s) ['timout'] under [tool.record-runs]",
+        "# [tool.recorded]\n# timout = 5\n",
+        "unknown key(s) ['timout'] under [tool.recorded]",
     ),
-    "requires a string": ('# [tool.record-runs]\n# requires = "cuda"\n', "requires must be a list"),
-    "requires unknown hardware": ('# [tool.record-runs]\n# requires = ["tpu"]\n', "requires must be a list"),
-    "requires a nested list": ('# [tool.record-runs]\n# requires = [["cuda"]]\n', "requires must be a list"),
-    "record-runs not a table": ("# [tool]\n# record-runs = 5\n", "[tool.record-runs] must be a table"),
-    "tool not a table": ('# tool = "record-runs"\n', "[tool.record-runs] must be a table"),
-    "timeout zero": ("# [tool.record-runs]\n# timeout = 0\n", "timeout must be a positive number"),
-    "timeout text": ('# [tool.record-runs]\n# timeout = "10"\n', "timeout must be a positive number"),
+    "requires a string": ('# [tool.recorded]\n# requires = "cuda"\n', "requires must be a list"),
+    "requires unknown hardware": ('# [tool.recorded]\n# requires = ["tpu"]\n', "requires must be a list"),
+    "requires a nested list": ('# [tool.recorded]\n# requires = [["cuda"]]\n', "requires must be a list"),
+    "recorded not a table": ("# [tool]\n# recorded = 5\n", "[tool.recorded] must be a table"),
+    "tool not a table": ('# tool = "recorded"\n', "[tool.recorded] must be a table"),
+    "timeout zero": ("# [tool.recorded]\n# timeout = 0\n", "timeout must be a positive number"),
+    "timeout text": ('# [tool.recorded]\n# timeout = "10"\n', "timeout must be a positive number"),
 }
 
 
@@ -999,7 +1003,7 @@ def test_well_formed_metadata_is_read_and_hidden_from_readers(tmp_path):
         """
         # /// script
         # dependencies = ["torch"]
-        # [tool.record-runs]
+        # [tool.recorded]
         # requires = ["cuda"]
         # timeout = 600
         # ///
@@ -1038,7 +1042,7 @@ def test_a_listing_piped_into_head_ends_without_a_traceback():
 
 KEYED = '''\
 # /// script
-# [tool.record-runs]
+# [tool.recorded]
 # timing = true
 # ///
 """A docstring is code."""
@@ -1069,7 +1073,7 @@ def test_an_edit_that_cannot_change_the_output_keeps_the_recording_fresh(tmp_pat
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(edited(change))
 
     snippet = discover(tmp_path / "snippets")[0]
-    assert Store(tmp_path).state(snippet, "cpu")[0] is State.FRESH
+    assert Store(tmp_path).status(snippet, "cpu").state is State.FRESH
 
 
 @pytest.mark.parametrize("change", ["a string", "the docstring", "indentation"])
@@ -1079,7 +1083,7 @@ def test_any_other_edit_makes_the_recording_stale(tmp_path, change):
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(edited(change))
 
     snippet = discover(tmp_path / "snippets")[0]
-    assert Store(tmp_path).state(snippet, "cpu")[0] is State.STALE
+    assert Store(tmp_path).status(snippet, "cpu").state is State.STALE
 
 
 def test_the_key_is_the_same_on_every_python_here():
@@ -1087,7 +1091,7 @@ def test_the_key_is_the_same_on_every_python_here():
     # agree with this one's. Every CPython on PATH computes the key of each snippet and of
     # the tricky source above.
     code = (
-        "import sys, pathlib; sys.path.insert(0, sys.argv[1]); from recorded.snippets import code_sha256; "
+        "import sys, pathlib; sys.path.insert(0, sys.argv[1]); from recorded.model.snippets import code_sha256; "
         "print([code_sha256(p.read_bytes()) for p in sorted(pathlib.Path(sys.argv[2]).rglob('*.py'))]"
         " + [code_sha256(sys.argv[3].encode())])"
     )
@@ -1120,15 +1124,15 @@ def test_a_recording_of_the_first_schema_is_read_and_upgraded_in_place(tmp_path,
         path.write_text(json.dumps(data, indent=2) + "\n")
     (tmp_path / "snippets" / "lesson" / "02_b.py").write_text(HELLO + "print('changed')\n")
     snippets = discover(tmp_path / "snippets")
-    states = [Store(tmp_path).state(s, "cpu")[0] for s in snippets]
+    states = [Store(tmp_path).status(s, "cpu").state for s in snippets]
     assert states == [State.FRESH, State.STALE]
 
     assert main(tmp_path, "--upgrade") == 0
 
     assert "2 upgraded to schema 2, 0 already current" in capsys.readouterr().out
     store = Store(tmp_path)
-    assert [store.state(s, "cpu")[0] for s in snippets] == states
+    assert [store.status(s, "cpu").state for s in snippets] == states
     a = json.loads((tmp_path / "recordings" / "cpu" / "lesson" / "01_a.json").read_text())
     assert a["schema"] == 2 and a["code_sha256"] == snippets[0].code_sha256()
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(HELLO + "# a comment now\n")
-    assert store.state(discover(tmp_path / "snippets")[0], "cpu")[0] is State.FRESH
+    assert store.status(discover(tmp_path / "snippets")[0], "cpu").state is State.FRESH

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from projects import ROOT, Project
-from recorded import lessons
+from recorded.config import lessons
 
 pytestmark = pytest.mark.build
 
@@ -35,11 +35,11 @@ markdown_extensions:
   - pymdownx.superfences
   - pymdownx.tabbed:
       alternate_style: true
-  - recorded.markdown_ext
+  - recorded.pages.extension
 """,
     "conftest.py": """\
 from sybil import Sybil
-from recorded.sybil_parser import RecordedParser
+from recorded.checks.sybil import RecordedParser
 
 pytest_collect_file = Sybil(parsers=[RecordedParser()], path="docs", patterns=["*.md"]).pytest()
 """,
@@ -142,7 +142,9 @@ def test_a_wrong_claim_fails_with_the_page_and_line(lesson):
 def test_a_stale_recording_is_named_with_its_fix(lesson):
     snippet = lesson / "snippets" / "counting" / "01_sum.py"
     good = snippet.read_text(encoding="utf-8")
-    snippet.write_text(good + "# edited after recording\n", encoding="utf-8")
+    snippet.write_text(
+        good + "pass  # edited after recording: code, so the recording is stale\n", encoding="utf-8"
+    )
     try:
         done, built = pytest_in(lesson), build(lesson)
     finally:

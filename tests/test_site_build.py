@@ -18,9 +18,9 @@ import pytest
 from site_tools import copy_site
 
 from projects import Project
-from recorded import blocks
-from recorded.snippets import load
-from recorded.store import Store
+from recorded.model.snippets import load
+from recorded.model.store import Store
+from recorded.pages import blocks
 
 pytestmark = pytest.mark.build
 
@@ -85,7 +85,7 @@ markdown_extensions:
   - pymdownx.superfences
   - pymdownx.tabbed:
       alternate_style: true
-  - recorded.markdown_ext
+  - recorded.pages.extension
 validation:
   omitted_files: warn
   absolute_links: warn
@@ -93,13 +93,13 @@ validation:
   anchors: warn
 """,
     "pyproject.toml": """\
-[tool.record-runs.targets.big]
+[tool.recorded.targets.big]
 label = "Big CPU"
 provides = ["cpu"]
 description = "a big CPU as it is"
 required = true
 
-[tool.record-runs.targets.big-as-small]
+[tool.recorded.targets.big-as-small]
 label = "Big CPU limited"
 provides = ["cpu"]
 description = "the big CPU limited"

@@ -15,10 +15,10 @@ from sybil import Sybil
 from sybil.example import SybilFailure
 
 import projects
-from recorded import sybil_parser
-from recorded.runner import RunResult
-from recorded.snippets import Snippet
-from recorded.sybil_parser import LiveRuns, RecordedParser
+from recorded.checks import sybil
+from recorded.checks.sybil import LiveRuns, RecordedParser
+from recorded.model.snippets import Snippet
+from recorded.recorder.runner import RunResult
 
 OUTPUT = ["hello", "answer: 42", "done"]
 
@@ -51,9 +51,9 @@ class Project(projects.Project):
 
         def check(t, python=None):
             if t.needs_device and target != "cuda":
-                raise sybil_parser.runner.TargetCheckFailed("no GPU here")
+                raise sybil.runner.TargetCheckFailed("no GPU here")
 
-        self.monkeypatch.setattr(sybil_parser.runner, "check", check)
+        self.monkeypatch.setattr(sybil.runner, "check", check)
 
     def evaluate(self, text: str) -> list[object]:
         """Each recorded example's outcome: None (passed), a SybilFailure or a SkipTest."""

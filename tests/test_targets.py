@@ -17,26 +17,30 @@ from pathlib import Path
 import pytest
 
 from projects import Project
-from recorded import cli, kinds, runner, targets
-from recorded.bundles import bundle_json
-from recorded.snippets import SnippetError, load
-from recorded.store import Recording, Store
+from recorded import cli
+from recorded.config import targets
+from recorded.model import machines
+from recorded.model.machines import Machine
+from recorded.model.snippets import SnippetError, load
+from recorded.model.store import Recording, Store
+from recorded.recorder import runner
+from recorded.recorder.bundles import bundle_json
 from test_markdown_ext import block, output_tabs, page
 
 ROOT = Path(__file__).resolve().parents[1]
 
 THREE = """
-[tool.record-runs]
+[tool.recorded]
 auto = ["gpu", "cpu"]
 
-[tool.record-runs.targets.cpu]
+[tool.recorded.targets.cpu]
 label = "CPU"
 provides = ["cpu"]
 description = "this CPU as it is"
 env = { CUDA_VISIBLE_DEVICES = "" }
 required = true
 
-[tool.record-runs.targets.cpu-slow]
+[tool.recorded.targets.cpu-slow]
 label = "CPU, slowed"
 provides = ["cpu"]
 description = "this CPU with a made-up limit"
@@ -44,7 +48,7 @@ env = { CUDA_VISIBLE_DEVICES = "", MADE_UP_LIMIT = "1" }
 required = true
 check = { code = "import os; print(os.environ['MADE_UP_LIMIT'])", prints = "1" }
 
-[tool.record-runs.targets.gpu]
+[tool.recorded.targets.gpu]
 label = "GPU"
 provides = ["cpu", "cuda"]
 description = "a pretend GPU"
@@ -96,23 +100,23 @@ def test_a_project_without_targets_gets_cpu_and_cuda(tmp_path):
     [
         (
             lambda c: c.replace('label = "CPU, slowed"\n', ""),
-            "[tool.record-runs.targets.cpu-slow] lacks 'label', which must be a string",
+            "[tool.recorded.targets.cpu-slow] lacks 'label', which must be a string",
         ),
         (
             lambda c: c.replace('provides = ["cpu", "cuda"]', 'provides = "cuda"'),
-            "[tool.record-runs.targets.gpu] provides must be a list of strings, got 'cuda'",
+            "[tool.recorded.targets.gpu] provides must be a list of strings, got 'cuda'",
         ),
         (
             lambda c: c.replace("required = true\ncheck", "required = 1\ncheck"),
-            "[tool.record-runs.targets.cpu-slow] required must be true or false, got 1",
+            "[tool.recorded.targets.cpu-slow] required must be true or false, got 1",
         ),
         (
             lambda c: c.replace('prints = "1" }', 'expect = "1" }'),
-            "[tool.record-runs.targets.cpu-slow.check] has unknown key(s) ['expect']; the keys are ['code', 'prints']",
+            "[tool.recorded.targets.cpu-slow.check] has unknown key(s) ['expect']; the keys are ['code', 'prints']",
         ),
         (
             lambda c: c.replace('description = "a pretend GPU"', 'descripton = "a pretend GPU"'),
-            "[tool.record-runs.targets.gpu] has unknown key(s) ['descripton']; the keys are",
+            "[tool.recorded.targets.gpu] has unknown key(s) ['descripton']; the keys are",
         ),
         (
             lambda c: c.replace("targets.cpu-slow]", "targets.Cpu_Slow]"),
@@ -123,7 +127,7 @@ def test_a_project_without_targets_gets_cpu_and_cuda(tmp_path):
             "auto names unknown target(s) ['tpu']; the targets are ['cpu', 'cpu-slow', 'gpu']",
         ),
         (
-            lambda c: c.replace("[tool.record-runs]\n", "[tool.record-runs\n"),
+            lambda c: c.replace("[tool.recorded]\n", "[tool.recorded\n"),
             "pyproject.toml: not valid TOML",
         ),
     ],
@@ -274,7 +278,7 @@ def test_the_emulated_avx2_limits_are_proven_in_the_run_and_the_host_prints_othe
 
     assert limited.startswith("ATen AVX2, oneDNN bf16 False, MKL "), limited
     assert unlimited != emulated.check.prints and unlimited.startswith(f"ATen {native}, "), unlimited
-    if "cpu-amx" in kinds.kinds_here(known):
+    if "cpu-amx" in machines.targets_here(known):
         assert limited == emulated.check.prints
         assert unlimited.endswith("MKL AVX-512"), unlimited
 
@@ -320,20 +324,20 @@ def test_the_recorder_refuses_an_emulated_target_whose_check_cannot_tell_it_from
 @pytest.mark.parametrize(
     "device, message",
     [
-        ('"tpu"', "[tool.record-runs.targets.gpu] device 'tpu' is not a known device (known: ['cuda'])"),
+        ('"tpu"', "[tool.recorded.targets.gpu] device 'tpu' is not a known device (known: ['cuda'])"),
         (
             '{ name = "a TPU", available = "True" }',
-            "[tool.record-runs.targets.gpu.device] lacks 'probe', which must be Python that prints one JSON object",
+            "[tool.recorded.targets.gpu.device] lacks 'probe', which must be Python that prints one JSON object",
         ),
         (
             '{ name = "a TPU", probe = "print(1)", available = "x = 1" }',
-            "[tool.record-runs.targets.gpu.device] available must be Python whose last line is an expression",
+            "[tool.recorded.targets.gpu.device] available must be Python whose last line is an expression",
         ),
-        ("3", "[tool.record-runs.targets.gpu] device must be the key of a known device or a table"),
+        ("3", "[tool.recorded.targets.gpu] device must be the key of a known device or a table"),
         (
             '"cuda"\nrequires = { gpu = true }',
             (
-                "[tool.record-runs.targets.gpu] requires.gpu is no longer a key: "
+                "[tool.recorded.targets.gpu] requires.gpu is no longer a key: "
                 "a target with a device declares it, device = <the key of a known"
             ),
         ),
@@ -355,14 +359,14 @@ def test_a_snippet_requiring_what_no_target_provides_names_the_known_ones(tmp_pa
     make(
         tmp_path,
         snippets={
-            "lesson/01_mps.py": '# /// script\n# [tool.record-runs]\n# requires = ["mps"]\n# ///\nprint(1)\n'
+            "lesson/01_mps.py": '# /// script\n# [tool.recorded]\n# requires = ["mps"]\n# ///\nprint(1)\n'
         },
     )
 
     with pytest.raises(SnippetError) as raised:
         load(tmp_path / "snippets", "lesson/01_mps.py")
 
-    assert "lesson/01_mps.py: [tool.record-runs] requires must be a list drawn from ['cpu', 'cuda']" in str(
+    assert "lesson/01_mps.py: [tool.recorded] requires must be a list drawn from ['cpu', 'cuda']" in str(
         raised.value
     )
     assert "the targets ['cpu', 'cpu-slow', 'gpu']" in str(raised.value)
@@ -370,7 +374,7 @@ def test_a_snippet_requiring_what_no_target_provides_names_the_known_ones(tmp_pa
 
 def test_a_misplaced_record_runs_key_is_shown_with_a_requirement_this_project_has(tmp_path):
     config = THREE.replace('provides = ["cpu", "cuda"]', 'provides = ["cpu", "made-up-npu"]')
-    make(tmp_path, config, snippets={"lesson/01_a.py": "# /// script\n# [tool]\n# record-runs = 5\n# ///\n"})
+    make(tmp_path, config, snippets={"lesson/01_a.py": "# /// script\n# [tool]\n# recorded = 5\n# ///\n"})
 
     with pytest.raises(SnippetError) as raised:
         load(tmp_path / "snippets", "lesson/01_a.py")
@@ -429,7 +433,7 @@ def _bundle(tmp_path: Path, target: str, check: str | None) -> Path:
         [],
         0.1,
         "2026-12-02T00:00:00Z",
-        {"cpu": {"model": "x"}, "target": {"name": target, "check": check}},
+        Machine({"cpu": {"model": "x"}, "target": {"name": target, "check": check}}),
     )
     path = tmp_path / "b.json"
     path.write_text(bundle_json([rec]), encoding="utf-8")

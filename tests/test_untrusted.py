@@ -19,8 +19,10 @@ import pytest
 from fakes import FAKE_MACHINE
 from processes import gone_soon, recorder
 from projects import Project
-from recorded import bundles, cli, kinds
-from recorded.store import Recording, Store, WriteFailed, write_atomically
+from recorded import cli
+from recorded.model.machines import Machine
+from recorded.model.store import Recording, Store, WriteFailed, write_atomically
+from recorded.recorder import admit, bundles
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux process behaviour")
 
@@ -65,7 +67,16 @@ def test_a_bundles_machine_fields_are_text_on_the_recordings_and_machines_pages(
         os="<iframe>",
     )
     rec = Recording(
-        snippet.name, "cpu", snippet.sha256(), "ok", 0, ["x: True"], [], 0.1, "2026-01-02T03:04:05Z", machine
+        snippet.name,
+        "cpu",
+        snippet.sha256(),
+        "ok",
+        0,
+        ["x: True"],
+        [],
+        0.1,
+        "2026-01-02T03:04:05Z",
+        Machine(machine),
     )
     bundle = bundles.write_bundle(tmp_path / "b.json", [rec])
     assert project.record("--import", bundle) == 0
@@ -82,7 +93,7 @@ def test_control_characters_reach_no_terminal_in_compare_list_check_or_import(pr
     project.recording(snippet, "cpu", [CONTROL + " 2.0 ms", "a: True"])
     rec = Store(project.root).read(snippet.name, "cpu")
     assert rec is not None
-    rec.machine = dict(FAKE_MACHINE, cpu={"model": "\x1b]0;cpu\x07", "cores": 2, "features": []})
+    rec.machine = Machine(FAKE_MACHINE, cpu={"model": "\x1b]0;cpu\x07", "cores": 2, "features": []})
     rec.stdout = [CONTROL]
     bundle = bundles.write_bundle(tmp_path / "b.json", [rec])
 
@@ -217,7 +228,7 @@ def test_a_bundle_recording_larger_than_a_run_keeps_is_refused(project, tmp_path
     snippet = project.snippet("lesson/a.py")
     rec = Recording(
         snippet.name, "cpu", snippet.sha256(), "ok", 0, ["x" * 2_000_000], [], 0.1, "2026-01-02T03:04:05Z",
-        dict(FAKE_MACHINE),
+        Machine(FAKE_MACHINE),
     )  # fmt: skip
     bundle = bundles.write_bundle(tmp_path / "b.json", [rec])
 
@@ -301,7 +312,7 @@ def test_two_imports_of_one_recording_at_once_take_turns(tmp_path):
     snippet = project.snippet("lesson/a.py")
     rec = Recording(
         snippet.name, "cpu", snippet.sha256(), "ok", 0, ["hello"], [], 0.1, "2026-01-02T03:04:05Z",
-        dict(FAKE_MACHINE),
+        Machine(FAKE_MACHINE),
     )  # fmt: skip
     bundle = bundles.write_bundle(tmp_path / "b.json", [rec])
     tmpdir = tmp_path / "tmp"
@@ -339,16 +350,16 @@ def test_a_bad_snippet_is_a_page_warning_with_its_line_not_a_traceback(project, 
 # -- a kind of machine that cannot prove itself --------------------------------------------------
 
 NPU = """
-[tool.record-runs.targets.cpu]
+[tool.recorded.targets.cpu]
 label = "CPU"
 provides = ["cpu"]
 description = "the CPU"
 
-[tool.record-runs.targets.npu]
+[tool.recorded.targets.npu]
 label = "NPU"
 provides = ["cpu", "npu"]
 description = "a made-up NPU"
-[tool.record-runs.targets.npu.device]
+[tool.recorded.targets.npu.device]
 name = "a made-up NPU"
 probe = 'import json; print(json.dumps({"name": "NPU 1", "available": False}))'
 available = "False"
@@ -372,7 +383,16 @@ def test_a_recording_whose_device_was_unavailable_is_refused_on_import_and_by_th
     snippet = project.snippet("lesson/a.py", "print(1)\n", requires=["npu"])
     machine = dict(FAKE_MACHINE, gpu={"name": "NPU 1", "available": False}, target={"check": "True"})
     rec = Recording(
-        snippet.name, "npu", snippet.sha256(), "ok", 0, ["x"], [], 0.1, "2026-01-02T03:04:05Z", machine
+        snippet.name,
+        "npu",
+        snippet.sha256(),
+        "ok",
+        0,
+        ["x"],
+        [],
+        0.1,
+        "2026-01-02T03:04:05Z",
+        Machine(machine),
     )
     bundle = bundles.write_bundle(tmp_path / "b.json", [rec])
 
@@ -380,5 +400,5 @@ def test_a_recording_whose_device_was_unavailable_is_refused_on_import_and_by_th
     assert "its device 'NPU 1' was stored as unavailable" in capsys.readouterr().out
 
     project.store.write(rec)  # as if committed by hand
-    assert any("stored as unavailable" in p for p in kinds.audit(project.store))
+    assert any("stored as unavailable" in p for p in admit.audit(project.store))
     assert cli.main(["--check"], root=project.root) == 1

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from recorded.model.machines import Machine
+
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
 WORKFLOWS = GITHUB / "workflows"
@@ -259,7 +261,7 @@ def hosted_entry() -> dict:
 
 
 def test_record_matrix_has_a_hosted_runner_and_runs_each_target_with_a_device_self_hosted():
-    from recorded.targets import load
+    from recorded.config.targets import load
 
     job = jobs("record.yml")["record"]
     include = job["strategy"]["matrix"]["include"]
@@ -275,7 +277,7 @@ def test_record_matrix_has_a_hosted_runner_and_runs_each_target_with_a_device_se
 def test_record_matrix_is_the_targets_runs_on_data():
     """One job per set of runner labels in pyproject.toml's targets, recording exactly the
     targets that name those labels: edit one without the other and this fails."""
-    from recorded.targets import load
+    from recorded.config.targets import load
 
     known = load(ROOT)
     include = jobs("record.yml")["record"]["strategy"]["matrix"]["include"]
@@ -296,8 +298,7 @@ def test_record_matrix_is_the_targets_runs_on_data():
 def test_the_hosted_ubuntu_job_records_only_what_an_avx2_only_machine_is():
     """GitHub's hosted runners expose AVX2 without AVX-512 (actions/runner-images#3389):
     only kinds that such a machine is may record there."""
-    from recorded import machines
-    from recorded.targets import load
+    from recorded.config.targets import load
 
     known = load(ROOT)
     avx2_only = {"cpu": {"features": ["avx2", "fma"], "looked_for": list(known.flags) + ["fma"]}, "gpu": None}
@@ -306,8 +307,8 @@ def test_the_hosted_ubuntu_job_records_only_what_an_avx2_only_machine_is():
     names = hosted["targets"].split(",")
     assert names == [t.name for t in known if t.runs_on == ("ubuntu-latest",)]
     for name in names:
-        assert machines.unmet(known.get(name).requires, avx2_only) == [], name
-    others = [t.name for t in known if not machines.unmet(t.requires, avx2_only)]
+        assert Machine(avx2_only).unmet(known.get(name).requires) == [], name
+    others = [t.name for t in known if not Machine(avx2_only).unmet(t.requires)]
     assert others == names, "every kind an AVX2-only machine is records on the hosted runner"
 
 
@@ -433,14 +434,14 @@ import json
 import os
 flags = os.environ.get("REHEARSAL_CPU_FLAGS")
 if flags is not None:
-    from recorded import provenance
-    real = provenance.cpu
+    from recorded.model import machines
+    real = machines.this_cpu
     def cpu(extra=()):
         c = real(extra)
         c["features"] = [f for f in c["looked_for"] if f in flags.split()]
         c["model"] = "Rehearsal CPU"
         return c
-    provenance.cpu = cpu
+    machines.this_cpu = cpu
 """
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from site_tools import copy_site
 
-from recorded import blocks, targets
+from recorded.config import targets
+from recorded.pages import blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 ZENSICAL = Path(sys.executable).parent / "zensical"

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
-from recorded.figures import NUMBER, Figure, find, fresh_stdout, machine_label, new_figure, search
-from recorded.store import Store
+from recorded.model.machines import Machine
+from recorded.model.store import Store
+from recorded.pages.figures import NUMBER, Figure, find, fresh_stdout, machine_label, new_figure, search
 
 LESSON = "making_it_fast"
 
@@ -19,7 +20,7 @@ LESSON = "making_it_fast"
 # -- data ----------------------------------------------------------------------------------
 
 
-def first_cpu_recording(store: Store, snippet: str) -> tuple[list[str], dict] | None:
+def first_cpu_recording(store: Store, snippet: str) -> tuple[list[str], Machine] | None:
     """The first CPU target's fresh recording of the snippet, in tab order."""
     for target in store.targets:
         if not target.needs_device and (got := fresh_stdout(store, f"{LESSON}/{snippet}", target.name)):

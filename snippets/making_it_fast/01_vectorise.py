@@ -1,7 +1,7 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["numpy"]
-# [tool.record-runs]
+# [tool.recorded]
 # timing = true
 # ///
 """Sum of squares of a million numbers: a Python loop against one NumPy call, and two NumPy calls

@@ -1,7 +1,7 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
-# [tool.record-runs]
+# [tool.recorded]
 # requires = ["cuda"]
 # ///
 """A complete float16 mixed-precision training loop on a GPU: autocast plus GradScaler."""

@@ -1,7 +1,7 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
-# [tool.record-runs]
+# [tool.recorded]
 # timing = true
 # ///
 """The same training loop on any CPU: bfloat16 autocast, and no GradScaler needed."""

@@ -1,7 +1,7 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
-# [tool.record-runs]
+# [tool.recorded]
 # timing = true
 # ///
 """Is bfloat16 faster than float32 on this CPU? Measure it with PyTorch's own timer, and let

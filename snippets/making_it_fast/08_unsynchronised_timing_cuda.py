@@ -1,7 +1,7 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
-# [tool.record-runs]
+# [tool.recorded]
 # requires = ["cuda"]
 # timing = true
 # ///

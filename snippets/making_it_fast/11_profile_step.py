@@ -1,7 +1,7 @@
 # /// script
 # requires-python = ">=3.11"
 # dependencies = ["torch"]
-# [tool.record-runs]
+# [tool.recorded]
 # timing = true
 # ///
 """Measure first: where does the time of one small training step go? torch.profiler answers per op."""

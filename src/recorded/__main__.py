@@ -9,7 +9,7 @@ from pathlib import Path
 from .cli import MODULE, main
 
 
-def run(root: Path | None = None, prog: str = MODULE) -> int:
+def entry(root: Path | None = None, prog: str = MODULE) -> int:
     """The recorder's command line, quiet when its reader stops reading: `--list | head`
     ends the listing, not in a BrokenPipeError traceback. ``prog``: how it was started
     (cli.MODULE, or a script's path as typed), for its messages."""
@@ -24,4 +24,4 @@ def run(root: Path | None = None, prog: str = MODULE) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    sys.exit(entry())

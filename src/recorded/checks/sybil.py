@@ -1,0 +1,167 @@
+"""A Sybil parser for ``/// recorded`` blocks: every claim a page makes is tested.
+
+For each block it checks, in one example:
+
+- every recording of the snippet is readable, and fresh where it must be (on the kinds
+  of machine this one is, on the targets pyproject.toml marks required, and on every
+  target when RECORDINGS_STRICT=1, the release rule);
+- ``expect`` lines in every fresh recording, and ``expect_on.<target>`` lines in that
+  target's recording;
+- ``expect`` lines in a live run on this machine. Each snippet runs live at most once
+  per test session, however many blocks cite it. A snippet that needs hardware this
+  machine lacks is skipped, with the reason, after its recordings have been checked.
+
+Which blocks a page has comes from blocks.read, as for the site and the notebook; one the
+tests cannot read (indented, nested, never closed) fails, naming its line.
+"""
+
+from __future__ import annotations
+
+import os
+import unittest
+from pathlib import Path
+
+from sybil import Document, Example, Region
+
+from ..config import targets as targets_
+from ..config.targets import Target, Targets
+from ..model import claims, escape, machines
+from ..model.snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
+from ..model.store import State, Store, must_be_fresh, record_command, this_python
+from ..pages import blocks
+from ..recorder import choose, runner
+
+
+def strict() -> bool:
+    return os.environ.get("RECORDINGS_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class LiveRuns:
+    """Runs each snippet at most once per session and remembers the result."""
+
+    def __init__(self, run=runner.run_snippet, compile_cache: Path | None = None, threads: int | None = None):
+        self._run = run
+        self.targets: Targets | None = None  # the project's, set by the parser
+        # A lasting torch.compile cache spares each test session the recompilation; the
+        # recordings, which report compile times, are always made with a cold one.
+        self._options: dict[str, Path | int] = {"compile_cache": compile_cache} if compile_cache else {}
+        if threads:
+            self._options["threads"] = threads
+        self.results: dict[tuple[str, str], runner.RunResult] = {}
+        self.count: dict[str, int] = {}
+        self._target: Target | None = None
+
+    @property
+    def target(self) -> Target:
+        """The first of the project's auto targets that this machine can run. Decided once."""
+        if self._target is None:
+            self.targets = self.targets or targets_.parse({}, "pyproject.toml")
+            # The recorder's own choice (choose.py), so both agree on what this machine is.
+            chosen = choose.choose(self.targets, choose.AUTO, where="the tests' live runs")
+            self._target = self.targets.get(chosen.chosen[0])
+        return self._target
+
+    def __call__(self, snippet: Snippet) -> runner.RunResult:
+        key = (snippet.name, snippet.sha256())
+        if key not in self.results:
+            self.count[snippet.name] = self.count.get(snippet.name, 0) + 1
+            self.results[key] = self._run(
+                snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT, **self._options
+            )
+        return self.results[key]
+
+
+class RecordedParser:
+    """Sybil parser; one example per ``/// recorded`` block."""
+
+    def __init__(self, root: Path | str = ".", live: LiveRuns | None = None):
+        self.store = Store(Path(root).resolve())
+        self.live = live or LiveRuns()
+        self.live.targets = self.store.targets
+        self._here: list[str] | None = None  # the kinds of machine this one is
+
+    def __call__(self, document: Document):
+        # The blocks as the site and the notebook read them (blocks.read). One the tests cannot
+        # read is an example too, so that it fails rather than goes unchecked.
+        text = document.text
+        starts = [0]
+        for line in text.split("\n"):
+            starts.append(starts[-1] + len(line) + 1)
+        for found in blocks.read(text).blocks:
+            start, body = starts[found.line - 1] + len(found.prefix), starts[found.line]
+            end = starts[found.end - 1] if found.end is not None else body - 1
+            parsed: blocks.Block | blocks.BlockError
+            if found.problem:
+                parsed = blocks.BlockError(found.problem)
+            else:
+                try:
+                    parsed = blocks.parse(found.argument, found.body, self.store.targets.names)
+                except blocks.BlockError as exc:
+                    parsed = exc
+            yield Region(start, end, parsed, self.evaluate)
+
+    def evaluate(self, example: Example) -> str | None:
+        spec = example.parsed
+        if isinstance(spec, blocks.BlockError):
+            return f"malformed recorded block: {spec}"
+        try:
+            snippet = load(self.store.snippets_dir, spec.snippet, self.store.targets)
+        except SnippetError as exc:
+            return f"recorded block: {blocks.snippet_problem(exc, self.store.snippets_dir, spec.snippet)}"
+        page = _shown(Path(example.path))
+        # The body starts on the line after the header.
+        locate = lambda claim: (
+            f"{page}:{example.line + 1 + spec.claim_lines[claim]}" if claim in spec.claim_lines else page
+        )
+        problems = self.check_recordings(spec, snippet, locate)
+        live_target = self.live.target
+        if not snippet.runs_on(live_target):
+            if problems:
+                return escape.visible("\n\n".join(problems))
+            raise unittest.SkipTest(
+                f"{snippet.name} needs {', '.join(sorted(snippet.requires))}, which this machine "
+                f"lacks; its recordings were checked, the live run skipped"
+            )
+        result = self.live(snippet)
+        where = f"{snippet.name}, live run on this machine ({live_target.name})"
+        if result.status != "ok":
+            tail = "\n".join(f"  | {line}" for line in result.stderr[-15:])
+            problems.append(f"{where}: {result.status} (exit code {result.exit_code})\n{tail}")
+        else:
+            problems += check_claims(list(spec.expect), result.stdout, where, locate)
+        # The messages quote what snippets printed: no control character reaches the terminal.
+        return escape.visible("\n\n".join(problems)) or None
+
+    def check_recordings(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
+        problems = []
+        if self._here is None:  # read once: /proc/cpuinfo does not change during a session
+            self._here = machines.targets_here(self.store.targets)
+        for t in self.store.targets:
+            target = t.name
+            status = self.store.status(snippet, target)
+            state, rec, reason = status.state, status.recording, status.reason
+            where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
+            fix = f"  fix: {record_command(snippet.name, target, this_python(self.store.root))}"
+            insist = must_be_fresh(t, self._here, strict())
+            if state is State.FRESH and rec is not None:
+                for group in spec.claims_for(target):
+                    problems += check_claims(list(group), rec.stdout, where, locate)
+            elif state is State.INVALID:
+                problems.append(f"{where}: {reason}")
+            elif state is not State.NOT_APPLICABLE and insist:
+                problems.append(f"{where}: {state.value} ({reason})\n{fix}")
+        return problems
+
+
+def check_claims(wanted: list[str], lines: list[str], where: str, locate) -> list[str]:
+    found = claims.match(wanted, lines)
+    if all(i is not None for i in found):
+        return []
+    return [f"{where}:\n{claims.explain(wanted, lines, found, locate)}"]
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)

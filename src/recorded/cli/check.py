@@ -1,0 +1,101 @@
+"""`--check` and `--list`: what is recorded, without running anything; and which snippets a
+shard takes. Standard library only.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..config import lessons
+from ..config.lessons import Lesson, lesson_of, title
+from ..model import machines
+from ..model.snippets import Snippet
+from ..model.store import State, Status, Store, must_be_fresh, record_command
+from ..recorder import admit, shard
+from ..recorder.choose import ALL, choose
+from ..recorder.record import TO_RECORD, plan
+from .options import Options
+
+
+def say_part(part: shard.Shard) -> None:
+    """Which snippets shard I/N takes on its target, and about how long they take."""
+    if part.durations_known:
+        how = f"about {part.seconds:.0f} s of {part.total:.0f} s by recorded durations"
+    else:
+        how = f"no durations recorded on {part.target} yet, so each counts as 1 s"
+    print(
+        f"shard {part.index}/{part.count} on {part.target} takes {len(part.taken)} of {part.applicable} "
+        f"snippets ({how})" + (":" if part.taken else "."),
+        file=sys.stderr,
+    )
+    for i in part.taken:
+        secs = f"{i.last_duration:.1f} s" if i.last_duration is not None else "no duration yet"
+        print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
+
+
+def in_parts(items: list[Status], parts: dict[str, shard.Shard]) -> list[Status]:
+    """The items the shards take: ``parts`` holds one shard.Shard per target of the items."""
+    return [i for i in items if i.snippet.name in parts[i.target].names]
+
+
+def show_list(items: list[Status], declared: dict[str, Lesson] | None = None) -> None:
+    """Every snippet and target with its state, under a line per lesson."""
+    width = max((len(i.snippet.name) for i in items), default=10)
+    tw = max((len(i.target) for i in items), default=6)
+    print(f"{'snippet':<{width}}  {'target':<{tw}}  {'state':<14}  {'last run':>8}  recorded at")
+    declared = declared or {}
+    groups: dict[str, list[Status]] = {}
+    for i in items:
+        groups.setdefault(lesson_of(i.snippet.name), []).append(i)
+    for lesson in [n for n in declared if n in groups] + sorted(set(groups) - set(declared)):
+        print(f"== {title(declared, lesson)} (snippets/{lesson + '/' if lesson else ''})")
+        for i in groups[lesson]:
+            rec = i.recording
+            secs = f"{rec.duration_s:.1f} s" if rec else "-"
+            when = rec.recorded_at if rec else "-"
+            print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
+
+
+def check(
+    items: list[Status], strict: bool, store: Store, command: str = "python scripts/record_runs.py"
+) -> int:
+    """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh."""
+    problems = [i for i in items if i.state in TO_RECORD]
+    here = machines.targets_here(store.targets)
+    required = [i for i in problems if must_be_fresh(store.targets.get(i.target), here, strict)]
+    for i in problems:
+        mark = "error" if i in required else "note "
+        print(
+            f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
+            f"      fix: {record_command(i.snippet.name, i.target, command=command)}"
+        )
+    # One tab, one machine: a recording that does not prove its target fails as an error.
+    wrong = admit.audit(store)
+    for problem in wrong:
+        print(
+            f"error {problem}\n      fix: re-record that tab with {command} --target NAME "
+            f"--replace-machine, or move recordings with {command} --adopt FROM TO"
+        )
+    fresh = sum(i.state is State.FRESH for i in items)
+    print(
+        f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
+        f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable"
+    )
+    print(machines.here_line(store.targets), file=sys.stderr)
+    return 1 if required or wrong else 0
+
+
+def do_check_or_list(opts: Options, store: Store, published: Store, snippets: list[Snippet]) -> int:
+    """--list and --check: the chosen targets (every one by default), probing nothing."""
+    names = choose(store.targets, opts.target, ALL, needed=lambda t: False).chosen
+    items = plan(store, snippets, names)
+    if opts.shard:
+        parts = {t: shard.take(published, snippets, t, opts.shard) for t in names}
+        for p in parts.values():
+            say_part(p)
+        items = in_parts(items, parts)
+    if opts.mode == "list":
+        show_list(items, lessons.load(store.root))
+        print(machines.here_line(store.targets), file=sys.stderr)  # the table stays a table
+        return 0
+    return check(items, opts.strict, store, opts.command)

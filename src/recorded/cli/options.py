@@ -1,0 +1,295 @@
+"""The recorder's arguments, parsed and checked once into ``Options``, and how the user
+started it (for messages). Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model.store import this_python
+from ..recorder.bundles import MAX_BUNDLE_MB
+
+#: What ``main(prog=...)`` takes for `python -m recorded`; a script passes its own path.
+MODULE = "-m"
+
+
+SCRIPT = "scripts/record_runs.py"
+
+
+#: How the recorder's modes are named in Options.mode.
+MODES = ("record", "check", "list", "compare", "adopt", "import", "upgrade")
+
+
+class UsageError(Exception):
+    """Bad input: printed as it is, exit status 2."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for, parsed and checked once (cli.parse_args)."""
+
+    mode: str = "record"
+    snippets: tuple[str, ...] = ()
+    target: str | None = None  # names ("cpu,cpu-avx2"), "all" or "auto"; None: the mode's default
+    force: bool = False
+    replace_machine: bool = False
+    timeout: float | None = None
+    fail_fast: bool = False
+    refuse_busy: bool = False
+    strict: bool = False
+    bundle: str | None = None
+    allow_stale: bool = False
+    shard: tuple[int, int] | None = None
+    out: str | None = None
+    adopt: tuple[str, str] | None = None
+    files: tuple[str, ...] = ()  # --import's bundles
+    max_bundle_mb: float = MAX_BUNDLE_MB  # --import reads no larger bundle
+    #: The recorder as the user started it, for message prefixes ("scripts/record_runs.py"),
+    #: and as a command to type again, interpreter included, for fix lines.
+    prog: str = "scripts/record_runs.py"
+    command: str = "python scripts/record_runs.py"
+
+
+#: The --help examples; {prog} is the recorder as the user started it. Each command stands
+#: on its own line, so a long one (`.venv/bin/python -m recorded`) cannot break the layout.
+EPILOG = """\
+examples:
+  {prog}
+      record what is missing, stale or failed, on every target this machine can run (the
+      targets live in pyproject.toml; a target whose check fails here is skipped, with the
+      reason)
+  {prog} --target cpu-avx2
+      record on one target only (--target cpu,cpu-avx2: on those two)
+  {prog} my_lesson/02_topic.py
+      record one snippet if it is missing, stale or failed (a fresh one is not re-run; add
+      --force for that)
+  {prog} --check
+      list missing, stale and failed recordings; exit 1 if any that must be fresh (targets
+      marked required always, the others with --strict)
+  {prog} --list
+      every snippet and target, with state and last duration
+
+hardware runners in CI:
+  {prog} --target NAME --bundle NAME.json
+      record as usual, and also write every recording this run made into one file (an
+      empty bundle when nothing needed recording), to upload as an artifact
+  {prog} --shard 2/3 --bundle part2.json
+      take the second third of the snippets: the split is balanced by the durations
+      recorded in recordings/, is the same on every runner, and the 3 shards cover every
+      snippet exactly once (--list/--check --shard show one shard's part)
+  {prog} --import cpu.json other.json
+      merge bundles into recordings/, each all or nothing: a bundle that is damaged, names
+      an unknown snippet or target, or holds a recording of an older version of a snippet
+      is refused; a failed run never replaces a good recording; importing a bundle twice
+      changes nothing. Exit 1 if anything was refused
+  {prog} --import old.json --allow-stale
+      import recordings of outdated snippets anyway; they show as stale on the site and in
+      --check
+
+readers:
+  {prog} --compare my_lesson/06_timing.py
+      run snippets here, without touching recordings/, and print this machine's verdict
+      lines (": True"/": False") and timings beside each target's published ones
+  {prog} --compare --out mine/
+      the same, and keep this machine's recordings in mine/<target>/... (the layout of
+      recordings/)
+  {prog} --out mine/
+      record into mine/ instead of recordings/; only what is missing, stale or failed there
+      runs
+
+exit status: 0 done; 1 a run failed, something must be recorded (--check) or a bundle was
+refused (--import); 2 bad usage (nothing was run or written)
+"""
+
+
+def program(started: str | None, root: Path) -> tuple[str, str]:
+    """How the user started the recorder, said once for every message: its name for usage
+    lines and error prefixes (``scripts/record_runs.py``, ``python -m recorded``), and the
+    command to type again from the project folder, interpreter included
+    (``.venv/bin/python scripts/record_runs.py``). ``started`` is MODULE, a script's path as
+    typed (sys.argv[0]), or None (a caller in Python: the documented script)."""
+    python = this_python(root)
+    if started == MODULE:
+        return f"{python} -m recorded", f"{python} -m recorded"
+    script = Path(started or SCRIPT)
+    shown = script.as_posix()
+    if script.is_absolute():
+        try:
+            shown = script.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            pass  # a script outside the project: its full path
+    return shown, f"{python} {shown}"
+
+
+def _shard_arg(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give I/N with 1 <= I <= N, such as 1/2 (the first of two runners)"
+        )
+    return int(m[1]), int(m[2])
+
+
+def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"python {SCRIPT}") -> Options:
+    """The options, or exit status 2 with argparse's message (nothing was run or written)."""
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Run the snippets of every lesson and record what they print, per target.",
+        epilog=EPILOG.format(prog=prog),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "snippets",
+        nargs="*",
+        metavar="SNIPPET",
+        help="snippet paths (under snippets/, or with the snippets/ prefix); default: all. "
+        "A named snippet runs only if its recording is missing, stale or failed, "
+        "unless --force",
+    )
+    p.add_argument(
+        "--target",
+        default=None,
+        metavar="NAME",
+        help="a target from pyproject.toml ([tool.recorded.targets.NAME]), or several "
+        "separated by commas; 'all': every target this machine can run (the "
+        "default when recording); 'auto': the first of [tool.recorded] auto "
+        "that this machine can run (the default with --compare)",
+    )
+    p.add_argument("--force", action="store_true", help="re-record even fresh recordings")
+    p.add_argument(
+        "--replace-machine",
+        action="store_true",
+        help="with --target: re-record its whole tab here, replacing another machine's",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per-snippet limit (default: the snippet's own, else 300)",
+    )
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    p.add_argument(
+        "--refuse-busy",
+        action="store_true",
+        help="do not record a timing snippet (metadata timing = true) while other work "
+        "uses more than a quarter of the CPUs, before or after its run; without "
+        "it the recorder warns and records the figure",
+    )
+    modes = p.add_mutually_exclusive_group()
+    modes.add_argument(
+        "--check", action="store_true", help="run nothing; list missing, stale and failed recordings"
+    )
+    modes.add_argument(
+        "--list", action="store_true", help="run nothing; show every snippet and target with its state"
+    )
+    modes.add_argument(
+        "--compare",
+        action="store_true",
+        help="run the snippets here without touching recordings/ and print this "
+        "machine's verdict and timing lines beside the published ones",
+    )
+    modes.add_argument(
+        "--adopt",
+        nargs=2,
+        metavar=("FROM", "TO"),
+        help="move recordings/FROM/ to target TO, each only if its machine fits TO",
+    )
+    modes.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="run nothing; rewrite every recording in recordings/ (or --out) in this version's schema",
+    )
+    modes.add_argument(
+        "--import",
+        dest="import_",
+        nargs="+",
+        metavar="FILE",
+        help="merge bundles (from --bundle) into recordings/, each all or nothing",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --check: every target's recordings must be fresh, not only those "
+        "marked required (the release rule)",
+    )
+    p.add_argument(
+        "--bundle", metavar="FILE", help="also write every recording this run made into FILE (atomically)"
+    )
+    p.add_argument(
+        "--max-bundle-mb",
+        type=float,
+        default=MAX_BUNDLE_MB,
+        metavar="MB",
+        help=f"with --import: read no bundle larger than this (default {MAX_BUNDLE_MB:g} MB)",
+    )
+    p.add_argument(
+        "--allow-stale",
+        action="store_true",
+        help="with --import: import recordings of outdated snippets, marked stale",
+    )
+    p.add_argument(
+        "--shard",
+        type=_shard_arg,
+        metavar="I/N",
+        help="take only shard I of N: the snippets split across N runners, balanced "
+        "by their recorded durations",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="use DIR instead of recordings/ (DIR/<target>/<snippet>.json): to "
+        "record into, or with --compare to keep this machine's runs",
+    )
+    args = p.parse_args(argv)
+    if args.timeout is not None and args.timeout <= 0:
+        p.error("--timeout takes a positive number of seconds")
+    if args.bundle and (args.check or args.list or args.import_):
+        p.error("--bundle goes with a run that records (or --compare), not with --check, --list or --import")
+    if args.allow_stale and not args.import_:
+        p.error("--allow-stale goes with --import")
+    if args.max_bundle_mb <= 0:
+        p.error("--max-bundle-mb takes a positive number of megabytes")
+    if args.import_ and args.snippets:
+        p.error("--import takes bundle files only; the snippets they hold are imported")
+    if args.replace_machine and (args.target in (None, "all", "auto") or args.snippets):
+        p.error("--replace-machine takes --target NAME and no snippets: it re-records every snippet")
+    if args.import_ and args.shard:
+        p.error("--shard goes with recording, --compare, --check or --list, not with --import")
+    mode = next(
+        (
+            m
+            for m, on in (
+                ("check", args.check),
+                ("list", args.list),
+                ("compare", args.compare),
+                ("adopt", args.adopt),
+                ("import", args.import_),
+                ("upgrade", args.upgrade),
+            )
+            if on
+        ),
+        "record",
+    )
+    return Options(
+        mode=mode,
+        snippets=tuple(args.snippets),
+        target=args.target,
+        force=args.force,
+        replace_machine=args.replace_machine,
+        timeout=args.timeout,
+        fail_fast=args.fail_fast,
+        refuse_busy=args.refuse_busy,
+        strict=args.strict,
+        bundle=args.bundle,
+        allow_stale=args.allow_stale,
+        shard=args.shard,
+        out=args.out,
+        adopt=tuple(args.adopt) if args.adopt else None,
+        files=tuple(args.import_ or ()),
+        max_bundle_mb=args.max_bundle_mb,
+        prog=prog,
+        command=command,
+    )

@@ -1,0 +1,136 @@
+"""`record_runs.py` (and ``--out``): record what is missing, stale or failed on the chosen
+targets. Standard library only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..model.snippets import Snippet, discover, load
+from ..model.store import Recording, State, Status, Store
+from ..recorder import admit, shard
+from ..recorder.bundles import write_bundle
+from ..recorder.choose import ALL, choose
+from ..recorder.record import plan, record, to_run
+from .check import in_parts, say_part
+from .options import Options, UsageError
+
+
+def select(store: Store, names: tuple[str, ...]) -> list[Snippet]:
+    if not names:
+        return discover(store.snippets_dir)
+    chosen = []
+    for name in names:
+        name = name.replace("\\", "/")
+        name = name.removeprefix("./").removeprefix("snippets/")
+        chosen.append(load(store.snippets_dir, name))
+    return chosen
+
+
+def cannot(store: Store, name: str, why: str, done: str = "recorded") -> UsageError:
+    others = [t for t in store.targets.names if t != name]
+    return UsageError(
+        f"--target {name}: {why}. Nothing was {done}. "
+        f"{'Record' if done == 'recorded' else 'Run'} on a machine that is what "
+        f"{name} claims ({store.targets.get(name).description})"
+        + (f", or choose another target: {', '.join(others)}." if others else ".")
+    )
+
+
+def save_bundle(path: str | None, made: list[Recording]) -> None:
+    if path is None:
+        return
+    write_bundle(Path(path), made)
+    n = len(made)
+    print(f"bundle {path}: {n} recording{'s' * (n != 1)}", file=sys.stderr)
+
+
+def do_record(
+    opts: Options, store: Store, published: Store, snippets: list[Snippet], made: list[Recording]
+) -> int:
+    """Record on the named targets, on every target this machine can run, or on the auto one."""
+    parts: dict[str, shard.Shard] = {}  # each target's shard, computed once
+    planned: dict[str, list[Status]] = {}
+
+    def items_for(t: str) -> list[Status]:
+        if t not in planned:
+            planned[t] = plan(store, snippets, (t,))
+            if opts.shard:
+                parts[t] = shard.take(published, snippets, t, opts.shard)
+                planned[t] = in_parts(planned[t], parts)
+        return planned[t]
+
+    choice = choose(
+        store.targets,
+        opts.target,
+        ALL,
+        whole_machines=opts.replace_machine,
+        needed=lambda t: opts.replace_machine or bool(to_run(items_for(t), opts.force)),
+    )
+    if choice.named and choice.skipped:  # asked for by name: say so, and record nothing
+        raise cannot(store, *choice.skipped[0])
+    for name, problem in choice.skipped:
+        if work := to_run(items_for(name), opts.force):
+            print(
+                f"skipped {name}: this machine cannot run it ({problem}); its {len(work)} missing "
+                "or stale recordings are left for a machine that can",
+                file=sys.stderr,
+            )
+
+    failed_runs = 0
+    for name in choice.chosen:
+        items = items_for(name)
+        work = to_run(items, opts.force)
+        if opts.shard:
+            say_part(parts[name])
+        if not work and not opts.replace_machine:
+            skipped = sum(i.state is State.NOT_APPLICABLE for i in items)
+            print(
+                f"nothing to record on {name}: {len(items) - skipped} fresh"
+                + (f", {skipped} not applicable" if skipped else "")
+                + (f" in {opts.out}" if opts.out else ""),
+                file=sys.stderr,
+            )
+            continue
+        before = len(made)
+
+        def keep(rec: Recording, written: bool) -> None:
+            if written:
+                made.append(rec)
+
+        def record_into(into: Store, work: list[Status], admits) -> tuple[list[Recording], list[Status]]:
+            return record(
+                into,
+                work,
+                timeout=opts.timeout,
+                fail_fast=opts.fail_fast,
+                admit=admits,
+                on_run=None if opts.replace_machine else keep,
+                refuse_busy=opts.refuse_busy,
+            )
+
+        try:
+            if opts.replace_machine:
+                made.extend(admit.replace_machine(store, snippets, name, record_into))
+                failed: list[Status] = []
+            else:
+                _, failed = record_into(
+                    store, work, lambda t, info: admit.admit(store, t, info, opts.command)
+                )
+        except admit.MachineRefused as exc:
+            if choice.named:
+                raise
+            print(f"skipped {name}: {exc}", file=sys.stderr)
+            continue
+        failed_runs += len(failed)
+        print(
+            f"recorded {len(made) - before} of {len(work)} on {name}"
+            + (f" into {opts.out}" if opts.out else "")
+            + (f"; {len(failed)} failed" if failed else ""),
+            file=sys.stderr,
+        )
+        if failed and opts.fail_fast:
+            break
+    save_bundle(opts.bundle, made)
+    return 1 if failed_runs else 0

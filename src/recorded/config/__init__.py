@@ -1,0 +1,26 @@
+"""What a project declares for the engine: its targets, lessons and known devices, under one
+table of its ``pyproject.toml`` (and of each snippet's PEP 723 header), ``[tool.recorded]``."""
+
+from __future__ import annotations
+
+from .schema import ConfigError
+
+#: The engine's one name: the package, ``python -m recorded``, the ``[tool.recorded]`` tables.
+TOOL = "recorded"
+#: The table's name before the engine had one name.
+_OLD = "record-runs"
+
+
+def tool_table(config: object, where: str) -> dict:
+    """The ``[tool.recorded]`` table of a parsed TOML document ({} when it has none). An old
+    ``[tool.record-runs]`` table is refused, with what to write instead."""
+    tool = config.get("tool", {}) if isinstance(config, dict) else {}
+    if not isinstance(tool, dict):
+        return {}
+    if _OLD in tool:
+        raise ConfigError(
+            f"{where}: [tool.{_OLD}] is now [tool.{TOOL}]: rename the table (and its sub-tables, "
+            f"such as [tool.{_OLD}.targets.cpu]); nothing else changes."
+        )
+    table = tool.get(TOOL, {})
+    return table if isinstance(table, dict) else {"": table}

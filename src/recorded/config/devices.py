@@ -1,0 +1,126 @@
+"""Devices as data: what a target has beyond the CPU, and how to describe and guard it.
+
+Standard library only. A target declares its device in pyproject.toml, in full or by the
+key of a known one (builtin.toml's ``[devices.<key>]``, where the keys are explained)::
+
+    [tool.recorded.targets.npu]
+    device = { name = "a made-up NPU", probe = "...", available = "import npu; npu.ready()" }
+
+The engine knows no device: the probe that describes one, the notebook's guard for cells
+that need one and the words for it all come from here.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import schema
+from .schema import Key
+
+BUILTIN = Path(__file__).with_name("builtin.toml")
+
+SCHEMA = {
+    "name": Key('what it is, in words, as in "this cell needs <name>"', schema.text, required=True),
+    "probe": Key(
+        "Python that prints one JSON object describing the device, or null", schema.python, required=True
+    ),
+    "available": Key(
+        "Python whose last line is an expression, true where the device can be used",
+        schema.python_ending_in_expression,
+        required=True,
+    ),
+    "guard": Key("a Python name, the notebook's cell magic for the cells that need it", schema.identifier),
+    "fields": Key(
+        "a table of field = format string (how the probe's fields read on a page)", schema.text_table
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Device:
+    key: str  #: the known device's key, or the name of the target that declares it
+    name: str
+    probe: str
+    available: str
+    guard: str
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def available_parts(self) -> tuple[str, str]:
+        """``available`` as the statements before its last line and that last expression."""
+        tree = ast.parse(self.available)
+        last = tree.body[-1]
+        setup = "\n".join(ast.unparse(node) for node in tree.body[:-1])
+        return setup, ast.unparse(last)
+
+    @property
+    def available_check(self) -> str:
+        """Python that prints True where the device can be used: a target's check when it
+        declares none, so a machine without the device cannot record the target."""
+        setup, expression = self.available_parts
+        return (setup + "\n" if setup else "") + f"print(bool({expression}))"
+
+    @property
+    def skip_message(self) -> str:
+        """What a notebook cell that needs the device prints where there is none."""
+        return f"Skipped: this cell needs {self.name} ({self.available_parts[1]} is False here)."
+
+
+def make(key: str, values: dict) -> Device:
+    """A Device from a table already checked against SCHEMA."""
+    return Device(
+        key,
+        " ".join(values["name"].split()),
+        values["probe"],
+        values["available"],
+        values.get("guard") or "needs_" + key.replace("-", "_"),
+        tuple((values.get("fields") or {}).items()),
+    )
+
+
+@functools.cache
+def builtin() -> dict:
+    """builtin.toml, parsed: the known devices and the targets of a project that declares none."""
+    return tomllib.loads(BUILTIN.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def known() -> dict[str, Device]:
+    """The devices a target may name by key."""
+    where = f"{BUILTIN.name} (the engine's own data)"
+    return {
+        key: make(key, schema.validate(SCHEMA, value, where, f"devices.{key}"))
+        for key, value in builtin().get("devices", {}).items()
+    }
+
+
+@functools.cache
+def field_words() -> dict[str, str]:
+    """How the known devices' fields read, for recordings that say nothing more."""
+    words: dict[str, str] = {}
+    for device in known().values():
+        for field, shown in device.fields:
+            words.setdefault(field, shown)
+    return words
+
+
+def describe(block: dict) -> str:
+    """A device as a recording stores it (what its probe printed), in words: the name, then
+    each field the probe gave, worded as the known devices word it or as ``field value``."""
+    words = field_words()
+    given = {k: v for k, v in block.items() if k != "name" and v not in (None, "")}
+    order = [k for k in words if k in given] + [k for k in given if k not in words]
+    bits = []
+    for field in order:
+        try:
+            bit = words[field].format(given[field]) if field in words else f"{field} {given[field]}"
+        except (ValueError, IndexError, KeyError):  # a value its format does not take
+            bit = f"{field} {given[field]}"
+        if bit:
+            bits.append(bit)
+    name = str(block.get("name") or "an unnamed device")
+    return f"{name} ({', '.join(bits)})" if bits else name

@@ -1,0 +1,121 @@
+"""Lessons: what belongs to each lesson of a course site, as data in pyproject.toml.
+
+Standard library only: the recorder groups ``--list`` by lesson on bare hardware runners.
+
+A lesson is a folder under snippets/. It needs no declaration to be recorded and shown;
+an entry under ``[tool.recorded.lessons.<folder>]`` gives it a title, the pages that
+make it up (for its notebook) and its figures::
+
+    [tool.recorded.lessons.my_lesson]
+    title = "Lesson 8: My lesson"             # the lesson's name on the recordings page
+    pages = ["my-lesson/intro.md", "my-lesson/more.md"]  # under docs/, in reading order
+    notebook = "my-lesson.ipynb"              # optional: under docs/, built from the pages
+    notebook_note = "..."                     # optional: a sentence for the notebook's intro
+    notebook_skip = { "my-lesson/intro.md" = ["About this site"] }  # sections not for a notebook
+    figures = "scripts/figures/my_lesson.py"  # optional: a module defining FIGURES
+    figures_dir = "figures"                   # under docs/, where those figures are drawn
+
+Nothing in the engine names a lesson: everything a lesson owns is reached through here.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from . import schema, tool_table
+from .schema import ConfigError, Key
+
+CONFIG_FILE = "pyproject.toml"
+TABLE = "tool.recorded.lessons"
+
+SCHEMA = {
+    "title": Key("a string", schema.text, required=True),
+    "pages": Key(
+        "a list of pages under docs/ (strings ending in .md)", schema.relatives(".md"), required=True
+    ),
+    "notebook": Key("a path under docs/ ending in .ipynb", schema.relative(".ipynb")),
+    "notebook_note": Key("a string", schema.any_text, default=""),
+    "notebook_skip": Key("a table of page = [section headings]", schema.table_of_text_lists, default={}),
+    "figures": Key("a path to a Python file, relative to the project", schema.relative(".py")),
+    "figures_dir": Key("a folder under docs/", schema.relative(), default="figures"),
+}
+
+
+class LessonError(schema.ConfigError):
+    """A lesson entry that is badly declared; the message names the key and what to write."""
+
+
+@dataclass(frozen=True)
+class Lesson:
+    name: str  #: its folder under snippets/
+    title: str
+    pages: tuple[str, ...] = ()
+    notebook: str | None = None
+    notebook_note: str = ""
+    notebook_skip: dict[str, frozenset[str]] = field(default_factory=dict)
+    figures: str | None = None
+    figures_dir: str = "figures"
+
+    @property
+    def slug(self) -> str:
+        """The name as it reads in a URL or a folder name: my_lesson -> my-lesson."""
+        return self.name.replace("_", "-").lower()
+
+
+def lesson_of(snippet_name: str) -> str:
+    """The lesson a snippet belongs to: its folder under snippets/ ('' at the top level)."""
+    parts = PurePosixPath(snippet_name).parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _entry(name: str, entry: object, where: str) -> Lesson:
+    table = f"{TABLE}.{name}"
+    v = schema.validate(SCHEMA, entry, where, table, LessonError)
+    strays = sorted(set(v["notebook_skip"]) - set(v["pages"]))
+    if strays:
+        raise LessonError(f"{where}: [{table}] notebook_skip names {strays}, which are not among its pages.")
+    return Lesson(
+        name,
+        v["title"].strip(),
+        tuple(v["pages"]),
+        v["notebook"],
+        " ".join(v["notebook_note"].split()),
+        {p: frozenset(s) for p, s in v["notebook_skip"].items()},
+        v["figures"],
+        v["figures_dir"].rstrip("/"),
+    )
+
+
+def parse(config: dict, where: str = CONFIG_FILE) -> dict[str, Lesson]:
+    """The lessons declared in a parsed pyproject.toml, by folder name, in declared order."""
+    try:
+        declared = tool_table(config, where).get("lessons", {})
+    except ConfigError as exc:
+        raise LessonError(str(exc)) from None
+    if not isinstance(declared, dict):
+        raise LessonError(f"{where}: [{TABLE}] must hold one table per lesson, such as [{TABLE}.my_lesson].")
+    lessons = {name: _entry(name, entry, where) for name, entry in declared.items()}
+    notebooks = [lesson.notebook for lesson in lessons.values() if lesson.notebook]
+    if len(set(notebooks)) != len(notebooks):
+        raise LessonError(f"{where}: two lessons write the same notebook ({notebooks}); give each its own.")
+    return lessons
+
+
+def load(root: Path) -> dict[str, Lesson]:
+    """The lessons declared in root/pyproject.toml ({} when it declares none)."""
+    path = Path(root) / CONFIG_FILE
+    try:
+        return parse(tomllib.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise LessonError(f"{CONFIG_FILE}: not valid TOML ({exc}).") from None
+
+
+def title(lessons: dict[str, Lesson], name: str) -> str:
+    """A lesson's title, or its folder name when it declares none."""
+    if name in lessons:
+        return lessons[name].title
+    return name or "(snippets at the top level)"

@@ -1,0 +1,350 @@
+"""Targets: the kinds of machine a recording speaks for, as data in pyproject.toml.
+
+Standard library only: the recorder reads this on bare hardware runners.
+
+A project declares its targets under ``[tool.recorded.targets.<name>]``, in the order
+their tabs appear::
+
+    [tool.recorded.targets.cpu-avx2]
+    label = "CPU limited to AVX2"         # the tab, the same on every page
+    provides = ["cpu"]                    # what a snippet may require of it
+    description = "..."                   # one honest line, shown under each output
+    env = { ONEDNN_MAX_CPU_ISA = "AVX2" } # set for each run (and for its check)
+    required = true                       # must be fresh in every build, not only the release
+    detect = ["/dev/npu0", "npu-smi"]     # optional: files or commands, one must exist
+    device = "npu"                        # optional: its device beyond the CPU, by the key of a
+                                          # known one or in full (see devices.py)
+    # optional: Python run in the target's environment before recording; its last
+    # printed line must be `prints`, or nothing is recorded on this target
+    check = { code = "import torch; print(torch.backends.cpu.get_cpu_capability())", prints = "AVX2" }
+    # optional: the hardware it is, as /proc/cpuinfo reports it (flags present, flags
+    # absent); checked before recording, and against every stored recording (a target
+    # with a device also requires a recording to store that device)
+    requires = { flags = ["avx2"], absent = ["avx512f"] }
+    runs-on = ["ubuntu-latest"]            # the CI runner labels that can record it
+    # an emulated target (the same machine with limits in env) names its host target: it
+    # inherits the host's requirement, and its recordings share the host's machine; its
+    # check must print something else in the host's environment, or it proves nothing
+    emulated = true
+    host = "cpu-amx"
+
+``[tool.recorded] auto = [...]`` lists, most wanted first, the targets that
+``--target auto`` and the tests' live runs choose from. A project that declares no
+targets gets builtin.toml's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import TOOL, cpu_flags, devices, schema, tool_table
+from .devices import Device
+from .schema import Key
+
+CONFIG_FILE = "pyproject.toml"
+TABLE = "tool.recorded.targets"
+NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+_CHECK = {
+    "code": Key("Python whose last printed line proves the target", schema.python, required=True),
+    "prints": Key("a string, the line the check must print", schema.any_text, required=True),
+}
+_REQUIRES = {
+    "flags": Key("a list of CPU flag names", schema.texts, default=[]),
+    "absent": Key("a list of CPU flag names", schema.texts, default=[]),
+}
+SCHEMA = {
+    "label": Key("a string", schema.text, required=True),
+    "provides": Key("a list of strings", schema.some_texts, required=True),
+    "description": Key("a string", schema.text, required=True),
+    "env": Key("a table of strings", schema.text_table, default={}),
+    "required": Key("true or false", schema.boolean, default=False),
+    "detect": Key("a list of strings", schema.texts, default=[]),
+    "check": Key("a table with code and prints, both strings", table=_CHECK),
+    "requires": Key("a table of flags (a list) and absent (a list)", table=_REQUIRES),
+    "device": Key(
+        "the key of a known device or a table of name, probe, available and guard",
+        schema.text,
+        table=devices.SCHEMA,
+    ),
+    "runs-on": Key("a runner label or a list of them", schema.text_or_texts, default=[]),
+    "emulated": Key("true or false", schema.boolean, default=False),
+    "host": Key("the name of another target", schema.text),
+}
+
+
+class TargetError(schema.ConfigError):
+    """A target that is unknown or badly declared; the message says where and what to write."""
+
+
+@dataclass(frozen=True)
+class Check:
+    code: str
+    prints: str
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """The hardware a kind of machine is: CPU flags present and absent, and a device (its
+    words, as its target's ``device.name`` says; empty for none)."""
+
+    flags: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
+    device: str = ""
+
+    def __str__(self) -> str:
+        words = [f"{f} present" for f in self.flags] + [f"{f} absent" for f in self.absent]
+        return ", ".join(words + ([self.device] if self.device else [])) or "nothing in particular"
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    label: str
+    provides: frozenset[str]
+    description: str
+    env: tuple[tuple[str, str], ...] = ()
+    required: bool = False
+    detect: tuple[str, ...] = ()
+    check: Check | None = None
+    #: The hardware it is; for an emulated target, its host's (filled in by ``parse``).
+    requires: Requirement = Requirement()
+    runs_on: tuple[str, ...] = ()
+    host: str | None = None  # set only for an emulated target
+    #: What it has beyond the CPU (devices.py); an emulated target shares its host's.
+    device: Device | None = None
+    #: An emulated target's host's environment, where its check must print something else.
+    host_env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def needs_device(self) -> bool:
+        return self.device is not None
+
+    @property
+    def emulated(self) -> bool:
+        return self.host is not None
+
+    @property
+    def machine_of(self) -> str:
+        """The target whose machine this one's recordings must share: its host, or itself."""
+        return self.host or self.name
+
+    def detected(self) -> bool:
+        """A cheap look, without starting Python, for what the target needs (a driver, say)."""
+        return not self.detect or any(
+            Path(d).exists() if d.startswith("/") else shutil.which(d) is not None for d in self.detect
+        )
+
+
+@dataclass(frozen=True)
+class Targets:
+    """A project's targets, in tab order, and the ones ``--target auto`` prefers."""
+
+    by_name: dict[str, Target] = field(default_factory=dict)
+    auto: tuple[str, ...] = ()
+    source: str = "(built-in)"
+
+    def __iter__(self):
+        return iter(self.by_name.values())
+
+    def __len__(self) -> int:
+        return len(self.by_name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.by_name
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.by_name)
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """Every CPU flag some requirement names: a recording stores each, present or not."""
+        named = (f for t in self for f in t.requires.flags + t.requires.absent)
+        return tuple(sorted(set(named)))
+
+    def sharing(self, name: str) -> tuple[str, ...]:
+        """The targets recorded on one machine with name: its host and the host's emulations."""
+        group = self.get(name).machine_of
+        return tuple(t.name for t in self if t.machine_of == group)
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """Everything some target provides: what a snippet may require."""
+        return frozenset().union(*(t.provides for t in self))
+
+    def get(self, name: str, where: str = "") -> Target:
+        """The target called name, or a TargetError naming the known ones."""
+        if name not in self.by_name:
+            raise TargetError(
+                f"{where + ': ' if where else ''}unknown target {name!r}; "
+                f"the targets are {list(self.by_name)} (declared in {self.source})."
+            )
+        return self.by_name[name]
+
+    def label(self, name: str) -> str:
+        return self.by_name[name].label if name in self.by_name else name
+
+    def device_for(self, requires: frozenset[str]) -> Device | None:
+        """The device a snippet that requires ``requires`` needs: none when a target without a
+        device provides it all, else the device of the first target that does."""
+        able = [t for t in self if requires <= t.provides]
+        if not able or any(t.device is None for t in able):
+            return None
+        return able[0].device
+
+
+def _check_entry(name: str, entry: object, where: str) -> Target:
+    table = f"{TABLE}.{name}"
+    shown = f"{where}: [{table}]"
+    if isinstance(entry, dict) and "gpu" in (entry.get("requires") or {}):  # the key before devices
+        raise TargetError(
+            f"{shown} requires.gpu is no longer a key: a target with a device declares it, "
+            f"device = <the key of a known one: {sorted(devices.known())}> or a table of "
+            "name, probe and available (src/recorded/builtin.toml shows one)."
+        )
+    v = schema.validate(SCHEMA, entry, where, table, TargetError)
+    check = Check(v["check"]["code"], v["check"]["prints"].strip()) if v["check"] else None
+    runs_on = [v["runs-on"]] if isinstance(v["runs-on"], str) else v["runs-on"]
+    emulated, host = v["emulated"], v["host"]
+    if emulated and host is None:
+        raise TargetError(
+            f"{shown} is emulated but names no host: add host = "
+            '"<target>", the kind of machine it is recorded on with its limits.'
+        )
+    if host is not None and not emulated:
+        raise TargetError(
+            f"{shown} names host {host!r} but is not emulated: add emulated = true, or drop host."
+        )
+    if emulated and check is None:
+        raise TargetError(
+            f"{shown} is emulated and has no check: add a check "
+            "that proves in the run that each limit it sets took effect."
+        )
+    device = _device(name, v["device"], shown)
+    if device is not None and check is None:
+        # A device must prove itself before anything is recorded on it: by the target's own
+        # check, or else by its ``available`` expression, which must be true in the run.
+        check = Check(device.available_check, "True")
+    return Target(
+        name,
+        v["label"].strip(),
+        frozenset(v["provides"]),
+        " ".join(v["description"].split()),
+        tuple(v["env"].items()),
+        v["required"],
+        tuple(v["detect"]),
+        check,
+        _requirement(v["requires"] or {"flags": [], "absent": []}, device, shown),
+        tuple(runs_on),
+        host,
+        device,
+    )
+
+
+def _device(name: str, value: str | dict | None, shown: str) -> Device | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return devices.make(name, value)
+    known = devices.known()
+    if value not in known:
+        raise TargetError(
+            f"{shown} device {value!r} is not a known device (known: {sorted(known)}); "
+            "declare it in full: device = { name = ..., probe = ..., available = ... }."
+        )
+    return known[value]
+
+
+def _requirement(value: dict, device: Device | None, shown: str) -> Requirement:
+    for key in ("flags", "absent"):
+        bad = cpu_flags.unknown(value[key])
+        if bad:
+            raise TargetError(
+                f"{shown} requires.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
+                "Linux shows in /proc/cpuinfo (known ones: recorded/cpu_flags.py)."
+            )
+    both = sorted(set(value["flags"]) & set(value["absent"]))
+    if both:
+        raise TargetError(f"{shown} requires: {both} both present (flags) and absent (absent).")
+    return Requirement(tuple(value["flags"]), tuple(value["absent"]), device.name if device else "")
+
+
+def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, Target]:
+    """Each emulated target takes its host's requirement; a bad host is refused."""
+    out = dict(by_name)
+    for name, t in by_name.items():
+        if t.host is None:
+            continue
+        host = by_name.get(t.host)
+        shown = f"{where}: [{TABLE}.{name}] host {t.host!r}"
+        if host is None:
+            raise TargetError(f"{shown} is not a target; the targets are {list(by_name)}.")
+        if host.emulated or host.name == name:
+            raise TargetError(f"{shown} must be a native target (one that names no host).")
+        declared_own = "requires" in declared[name] or "device" in declared[name]
+        own = t.requires if declared_own else host.requires
+        if own != host.requires or not t.provides <= host.provides:
+            raise TargetError(
+                f"{shown} requires {host.requires} and provides {sorted(host.provides)}, "
+                f"but {name} claims to require {own} and provide {sorted(t.provides)}: "
+                "an emulated target runs on its host's hardware; drop its requires "
+                "or name a host that is that hardware."
+            )
+        out[name] = dataclasses.replace(t, requires=host.requires, device=host.device, host_env=host.env)
+    return out
+
+
+def parse(config: dict, where: str) -> Targets:
+    """Targets from the ``[tool.recorded]`` table of a pyproject.toml (already parsed)."""
+    try:
+        tool = tool_table(config, where)
+    except schema.ConfigError as exc:
+        raise TargetError(str(exc)) from None
+    declared = tool.get("targets")
+    if declared is None:
+        builtin = devices.builtin()[TOOL]
+        declared, auto = builtin["targets"], tool.get("auto", builtin["auto"])
+        where_shown = "the built-in targets (no [tool.recorded.targets] in pyproject.toml)"
+    else:
+        auto, where_shown = tool.get("auto"), where
+    if not isinstance(declared, dict) or not declared:
+        raise TargetError(f"{where}: [{TABLE}] must hold at least one target table, such as [{TABLE}.cpu].")
+    by_name = {}
+    for name, entry in declared.items():
+        if not set(name) <= NAME_CHARS or not name[0].isalpha():
+            raise TargetError(
+                f"{where}: target name {name!r}: use lower-case letters, digits and "
+                "dashes, starting with a letter (it names a folder under recordings/)."
+            )
+        by_name[name] = _check_entry(name, entry, where)
+    by_name = _hosts(by_name, declared, where)
+    if auto is None:  # the most capable first
+        auto = sorted(by_name, key=lambda n: -len(by_name[n].provides))
+    if not isinstance(auto, list) or not all(isinstance(a, str) for a in auto):
+        raise TargetError(f"{where}: [tool.recorded] auto must be a list of target names.")
+    unknown = [a for a in auto if a not in by_name]
+    if unknown:
+        raise TargetError(
+            f"{where}: [tool.recorded] auto names unknown target(s) {unknown}; "
+            f"the targets are {list(by_name)}."
+        )
+    return Targets(by_name, tuple(auto), where_shown)
+
+
+def load(root: Path) -> Targets:
+    """The targets declared in root/pyproject.toml, or the built-in ones (builtin.toml)."""
+    path = Path(root) / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return parse({}, CONFIG_FILE)
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TargetError(f"{CONFIG_FILE}: not valid TOML ({exc}).") from None
+    return parse(config, CONFIG_FILE)

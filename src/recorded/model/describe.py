@@ -1,0 +1,91 @@
+"""Words for machines and recordings, shared by the pages, the recordings table and the notebook."""
+
+from __future__ import annotations
+
+from ..config import devices
+from .machines import Machine
+from .store import Recording
+
+_FEATURE_NAMES = {
+    "amx_bf16": "AMX-BF16",
+    "avx512_bf16": "AVX-512 BF16",
+    "avx512_fp16": "AVX-512 FP16",
+    "avx512f": "AVX-512",
+    "avx2": "AVX2",
+    "sve": "SVE",
+    "bf16": "BF16",
+    "asimdhp": "FP16 SIMD",
+}
+#: Only the features that decide how fast 16-bit arithmetic runs on a CPU, most telling first.
+_TELLING = ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2", "bf16", "sve", "asimdhp")
+
+
+def telling_features(machine: Machine) -> list[str]:
+    """The CPU's features that decide 16-bit speed, most telling first."""
+    have = machine.features
+    return [_FEATURE_NAMES[f] for f in _TELLING if f in have]
+
+
+def cpu(machine: Machine) -> str:
+    feats = telling_features(machine)[:3]
+    text = machine.cpu.get("model") or "unknown CPU"
+    if feats:
+        text += f" ({', '.join(feats)})"
+    if machine.cpu.get("cores"):
+        text += f", {machine.cpu['cores']} cores"
+    return text
+
+
+def gpu(machine: Machine) -> str | None:
+    """The device the recording's target had beyond the CPU, as its probe described it."""
+    device = machine.device
+    return devices.describe(device) if device else None
+
+
+def machine(m: Machine) -> str:
+    g = gpu(m)
+    return f"{g} with {cpu(m)}" if g else cpu(m)
+
+
+def provenance(rec: Recording, target: str | None = None) -> str:
+    """One line: when, on what (and what the target made of it), which versions, how long."""
+    m = rec.machine
+    parts = [f"Recorded {rec.recorded_at[:10]} on {machine(m)}"]
+    if target:
+        parts.append(target)
+    parts.append(f"Python {m.version('python')}")
+    for lib in ("torch", "numpy"):
+        if m.version(lib):
+            parts.append(f"{lib} {m.version(lib)}")
+    parts.append(f"{rec.duration_s:.1f} s")
+    load = busy(rec)
+    if load:
+        parts.append(load)
+    return " · ".join(parts)
+
+
+def busy(rec: Recording) -> str | None:
+    """How much of the CPUs' time other processes used around the run, as the recorder
+    measured it: "other load 3% before, 1% after". None when it was not measured (a snippet
+    that times nothing, an older recording) or the figure cannot be read."""
+    figure = getattr(rec, "busy", None)
+    if not isinstance(figure, dict):
+        return None
+    shown = []
+    for when in ("before", "after"):
+        value = figure.get(when)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+            shown.append(f"{round(value * 100)}% {when}")
+    return f"other load {', '.join(shown)}" if shown else None
+
+
+def emulation(target, known) -> str | None:
+    """For an emulated target (one that names its ``host`` target), what sets its runs apart
+    from the host's on the same machine: "ONEDNN_MAX_CPU_ISA=AVX2, ATEN_CPU_CAPABILITY=avx2".
+    None for a native target. ``host`` is read defensively: older target tables lack it."""
+    host = getattr(target, "host", None)
+    if not host or host not in known:
+        return None
+    theirs = dict(known.get(host).env)
+    changed = [f"{k}={v}" for k, v in target.env if theirs.get(k) != v]
+    return ", ".join(changed) or "nothing in its environment"

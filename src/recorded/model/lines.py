@@ -1,0 +1,62 @@
+"""The line rules: which printed lines are verdicts and timings, read the same way by the
+pages (the machines table), the recorder (--compare) and the fresh-run counts.
+
+Standard library only. A *verdict line* is a printed line whose value, the text after its
+last ``": "``, is exactly one of ``VERDICTS``: a snippet's answer to a question about the
+machine (``bf16 vs fp32 here: faster``, ``CPU has AMX bfloat16 tiles: True``). The text
+before it, spaces collapsed, is its *label*. A *timing line* is any other line holding a
+number followed by a unit of time (ms, s, µs, us, ns), such as "float32:  16.70 ms per
+batch"; its label is the text before the first such number, and its value every such
+number, as printed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: The lesson's three timing verdicts, and the answers to yes-or-no questions.
+VERDICTS = ("faster", "slower", "within noise", "True", "False")
+#: The verdicts a timing comparison gives (a True or False answers a question of fact).
+TIMING_VERDICTS = VERDICTS[:3]
+_NUMBER = r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_TIMING = re.compile(rf"{_NUMBER}\s?(?:ms|s|µs|us|ns)(?![\w])")
+
+
+def verdict(line: str) -> tuple[str, str] | None:
+    """(label, value) of a verdict line, or None for any other line. A label holding a
+    claim's ``...`` wildcard is not one label, so such a claim names no row."""
+    label, sep, value = line.strip().rpartition(": ")
+    label = " ".join(label.split())
+    if not sep or not label or value not in VERDICTS or "..." in label:
+        return None
+    return label, value
+
+
+@dataclass(frozen=True)
+class Line:
+    kind: str  # "verdict" or "timing"
+    label: str
+    value: str
+
+
+def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
+    """The verdict and timing lines of one output, keyed by (kind, label, occurrence): lines
+    are paired across machines by kind, label and how many times the label came before."""
+    found: dict[tuple[str, str, int], Line] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for raw in stdout:
+        text = raw.rstrip()
+        if said := verdict(text):
+            line = Line("verdict", *said)
+        elif timings := list(_TIMING.finditer(text)):
+            label = " ".join(text[: timings[0].start()].split()).rstrip(" :|=-,(")
+            if not label:
+                label = " ".join(text[timings[0].end() :].split()).strip(" :|=-,()") or "(unlabelled)"
+            line = Line("timing", label, " / ".join(t.group(0) for t in timings))
+        else:
+            continue
+        n = seen.get((line.kind, line.label), 0)
+        seen[(line.kind, line.label)] = n + 1
+        found[(line.kind, line.label, n)] = line
+    return found

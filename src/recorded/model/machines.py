@@ -1,0 +1,235 @@
+"""Machines: the identity a recording stores, this machine's CPU, and which kinds of machine
+(targets) this one is.
+
+Standard library only. A recording's ``machine`` block holds the machine's identity (CPU
+model, architecture, the cores the run could use, the CPU flags the targets name, the
+torch build, the device) beside things that change from run to run (load, versions of the
+tree). ``Machine`` reads that block, typed, and stays the mapping it was stored as, so a
+recording written again comes back byte for byte. Every recording of a target must share
+one ``Identity`` (one tab, one machine).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config.targets import Requirement, Target, Targets
+
+#: CPU features that decide whether 16-bit arithmetic is fast on a CPU; every recording
+#: looks for these, and for the flags the targets' requirements name.
+FEATURES = (
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+    "asimd",
+    "asimdhp",
+    "bf16",
+    "sve",
+)
+#: What every recording looked for before recordings said so (``cpu.looked_for``): the
+#: FEATURES of that time, frozen here so a change to FEATURES cannot rewrite old proofs.
+_LOOKED_FOR_BEFORE = FEATURES
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What makes two runs the same kind of machine: never load, date or clock."""
+
+    cpu: str | None
+    arch: str | None
+    cores: int | None
+    flags: tuple[str, ...]
+    torch: str | None
+    device: str | None
+
+    def __str__(self) -> str:
+        """One machine in a line, for messages: model, cores, flags, torch, device."""
+        device = f", GPU {self.device}" if self.device else ""
+        return (
+            f"{self.cpu} ({self.cores} cores, flags {', '.join(self.flags) or 'none'}, "
+            f"torch {self.torch}{device})"
+        )
+
+
+class Machine(Mapping[str, Any]):
+    """A recording's stored ``machine`` block, read typed. It is still the mapping it was
+    stored as (``machine["target"]``), so nothing it holds is lost or reordered."""
+
+    def __init__(self, data: Mapping[str, Any] | None = None, **more: Any):
+        self._data = {**(data or {}), **more}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Machine({self._data!r})"
+
+    def _block(self, key: str) -> dict[str, Any]:
+        value = self._data.get(key)
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def cpu(self) -> dict[str, Any]:
+        """The CPU block: model, arch, cores, features, looked_for."""
+        return self._block("cpu")
+
+    @property
+    def features(self) -> list[str]:
+        """The CPU flags it has, of those looked for."""
+        return [f for f in self.cpu.get("features") or [] if isinstance(f, str)]
+
+    @property
+    def device(self) -> dict[str, Any] | None:
+        """The target's device beyond the CPU, as its probe described it (stored as "gpu")."""
+        value = self._data.get("gpu")
+        return value if isinstance(value, dict) and value else None
+
+    @property
+    def run_for(self) -> dict[str, Any]:
+        """The target it ran for: name, description, env, what its check printed."""
+        return self._block("target")
+
+    def version(self, name: str) -> str | None:
+        """The version of python, torch or numpy it ran."""
+        value = self._data.get(name)
+        return str(value) if value else None
+
+    @property
+    def identity(self) -> Identity:
+        device = self.device
+        return Identity(
+            self.cpu.get("model"),
+            self.cpu.get("arch"),
+            self.cpu.get("cores"),
+            tuple(sorted(self.features)),
+            self._data.get("torch"),
+            device.get("name") if device else None,
+        )
+
+    def same_as(self, other: Machine) -> bool:
+        return self.identity == other.identity
+
+    def differences(self, other: Machine) -> list[str]:
+        """What tells two machines apart, as ``key: a != b`` lines (empty when the same)."""
+        mine, theirs = self.identity.__dict__, other.identity.__dict__
+        return [f"{key}: {mine[key]!r} != {theirs[key]!r}" for key in mine if mine[key] != theirs[key]]
+
+    def unmet(self, requires: Requirement) -> list[str]:
+        """Why this machine is not the hardware ``requires`` says, from what it stores;
+        empty when it is."""
+        present = set(self.features)
+        looked = set(self.cpu.get("looked_for") or _LOOKED_FOR_BEFORE)
+        why = [f"CPU flag {f} missing" for f in requires.flags if f not in present]
+        for flag in requires.absent:
+            if flag in present:
+                why.append(f"CPU flag {flag} present")
+            elif flag not in looked:
+                why.append(f"CPU flag {flag} never looked for, so its absence is not proven")
+        device = self._data.get("gpu")
+        if requires.device and not device:
+            why.append("no GPU")
+        elif requires.device and isinstance(device, dict) and device.get("available") is False:
+            # A probe that describes a device it could not use proves nothing about it.
+            why.append(f"its device {device.get('name')!r} was stored as unavailable")
+        return why
+
+
+# -- this machine ----------------------------------------------------------------------------
+
+
+def this_cpu(extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """This machine's CPU, and which of FEATURES and of ``extra`` (the flags the targets'
+    requirements name) it has: ``looked_for`` lists them all, so a recording proves a
+    flag's absence. Read from /proc/cpuinfo: no Python is started."""
+    model: str | None = None
+    flags: set[str] = set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            key = key.strip().lower()
+            if key == "model name" and model is None:
+                model = value.strip()
+            elif key in ("flags", "features") and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    if model is None and sys.platform == "darwin":
+        try:
+            model = subprocess.run(
+                ["sysctl", "-n", "machdep.cpu.brand_string"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            model = None
+    looked = list(FEATURES) + sorted(set(extra) - set(FEATURES))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "model": model or platform.processor() or platform.machine(),
+        "arch": platform.machine(),
+        "cores": cores,
+        "features": [f for f in looked if f in flags],
+        "looked_for": looked,
+    }
+
+
+def unmet_here(targets: Targets, target: Target, look_for_device: bool = False) -> list[str]:
+    """Why this machine is not the kind ``target`` is (empty when it is), by its CPU flags;
+    starts no Python. A device is the target's own check to prove (runner.check), or with
+    ``look_for_device`` the cheap ``detect`` look."""
+    here = Machine({"cpu": this_cpu(targets.flags), "gpu": None})
+    why = [w for w in here.unmet(target.requires) if w != "no GPU"]
+    if look_for_device and target.requires.device and not target.detected():
+        why.append(
+            f"{target.requires.device} not detected "
+            f"({', '.join(target.detect) or 'nothing to detect it'} not found)"
+        )
+    return why
+
+
+def targets_here(targets: Targets) -> list[str]:
+    """The names of the targets whose hardware this machine is (a device target's check may
+    still fail)."""
+    return [t.name for t in targets if not unmet_here(targets, t, look_for_device=True)]
+
+
+def why_not_here(targets: Targets, target: Target) -> str:
+    """The recorder's reason, naming the targets this machine can record."""
+    here = targets_here(targets)
+    return (
+        f"this machine is not a {target.name} machine ({'; '.join(unmet_here(targets, target))}; "
+        f"{target.name} requires {target.requires}); this machine can record "
+        + (", ".join(here) if here else "none of the targets")
+    )
+
+
+def here_line(targets: Targets) -> str:
+    """A line for --list and --check: which targets this machine is, and why not the others."""
+    others = [
+        f"{t.name} ({'; '.join(why)})"
+        for t in targets
+        if (why := unmet_here(targets, t, look_for_device=True))
+    ]
+    return f"this machine is: {', '.join(targets_here(targets)) or 'none of the targets'}" + (
+        f"; not: {', '.join(others)}" if others else ""
+    )

@@ -1,0 +1,195 @@
+"""Snippets: discovery, their PEP 723 metadata, and the targets each one runs on.
+
+Standard library only: the recorder imports this on bare hardware runners.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import tokenize
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..config import TOOL
+from ..config import targets as targets_
+from ..config.targets import Target, Targets
+
+DEFAULT_TIMEOUT = 300.0
+
+# The reference expression from PEP 723 (inline script metadata).
+_METADATA = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$\n?")
+_TOOL_KEYS = {"requires", "timeout", "timing"}
+
+
+class SnippetError(ValueError):
+    """A snippet path or its metadata is not usable; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class Snippet:
+    name: str  #: path under snippets/, with forward slashes: ``my_lesson/01_intro.py``
+    path: Path
+    requires: frozenset[str] = frozenset()
+    timeout: float | None = None
+    #: It times something: the recorder measures how busy the machine was around its run.
+    timing: bool = False
+
+    def runs_on(self, target: Target) -> bool:
+        """A snippet runs on a target that provides all it requires."""
+        return self.requires <= target.provides
+
+    def targets(self, known: Targets) -> tuple[str, ...]:
+        return tuple(t.name for t in known if self.runs_on(t))
+
+    def sha256(self) -> str:
+        """The hash of the file's bytes, as a recording stores the bytes that ran."""
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    def code_sha256(self) -> str:
+        """The freshness key: a recording of other code than this is stale (see code_sha256)."""
+        return code_sha256(self.path.read_bytes())
+
+    def display_source(self) -> str:
+        """The code as a reader should copy it: without the metadata header."""
+        return strip_metadata(self.path.read_text(encoding="utf-8"))
+
+
+def code_sha256(source: bytes) -> str:
+    """The sha256 of the code as Python runs it: without comments, blank lines or trailing
+    spaces, which cannot change what it prints. So a comment fixed, a region marked or the
+    metadata header edited keeps every recording fresh (a GPU machine is rare, and its
+    recordings must not be thrown away for a comment), while any other edit makes them
+    stale. Comments are found by the tokenizer, so a ``#`` inside a string stays, and the
+    key is the same on every Python the recorder runs on (3.11's tokenizer and 3.12's report
+    the same comments). A file the tokenizer cannot read keeps its comments in the key."""
+    text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    lines = text.split("\n")
+    try:
+        comments = [
+            token.start
+            for token in tokenize.generate_tokens(io.StringIO(text).readline)
+            if token.type == tokenize.COMMENT
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        comments = []
+    for row, column in reversed(comments):
+        lines[row - 1] = lines[row - 1][:column]
+    code = "\n".join(line.rstrip() for line in lines if line.strip())
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+def _metadata_blocks(source: str) -> list[re.Match[str]]:
+    return [m for m in _METADATA.finditer(source) if m.group("type") == "script"]
+
+
+def parse_metadata(source: str, where: str = "snippet") -> dict:
+    """The ``script`` metadata block as a dict, or {} when there is none."""
+    blocks = _metadata_blocks(source)
+    if len(blocks) > 1:
+        raise SnippetError(f"{where}: more than one '# /// script' block; keep one.")
+    if not blocks:
+        return {}
+    content = "".join(
+        line[2:] if line.startswith("# ") else line[1:]
+        for line in blocks[0].group("content").splitlines(keepends=True)
+    )
+    try:
+        return tomllib.loads(content)
+    except tomllib.TOMLDecodeError as exc:
+        raise SnippetError(f"{where}: the '# /// script' block is not valid TOML: {exc}") from None
+
+
+def strip_metadata(source: str) -> str:
+    for m in reversed(_metadata_blocks(source)):
+        source = source[: m.start()] + source[m.end() :]
+    return source.lstrip("\n")
+
+
+def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet:
+    """Load one snippet by its name under snippets_dir, refusing paths that leave it.
+
+    Its ``requires`` must be drawn from what the ``known`` targets provide (by default
+    those of the project holding snippets_dir).
+    """
+    pure = PurePosixPath(name.replace("\\", "/"))
+    if pure.is_absolute() or ".." in pure.parts or not pure.parts:
+        raise SnippetError(
+            f"{name!r}: name a file under snippets/ with a relative path, such as 'my_lesson/01_intro.py'."
+        )
+    if pure.suffix != ".py":
+        raise SnippetError(f"{name!r}: snippets are Python files ending in .py.")
+    path = snippets_dir.joinpath(*pure.parts)
+    # A link inside snippets/ must not lead the recorder or the pages outside it.
+    if path.exists() and not path.resolve().is_relative_to(snippets_dir.resolve()):
+        raise SnippetError(f"{name!r}: resolves outside {snippets_dir}; snippets must live inside it.")
+    if not path.is_file():
+        raise SnippetError(f"{name!r}: no such snippet in {snippets_dir}.")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise SnippetError(f"{pure}: cannot be read ({why}); snippets are UTF-8 Python files.") from None
+    meta = parse_metadata(source, where=str(pure))
+    tool = meta.get("tool", {})
+    if isinstance(tool, dict) and "record-runs" in tool:
+        raise SnippetError(f"{pure}: its header's [tool.record-runs] is now [tool.{TOOL}]: rename it.")
+    tool = tool.get(TOOL, {}) if isinstance(tool, dict) else tool
+    known = known or targets_.load(snippets_dir.parent)
+    if not isinstance(tool, dict):
+        # The example names something this project's targets really provide.
+        example = min(known.capabilities - {"cpu"} or known.capabilities or {"cpu"})
+        raise SnippetError(
+            f"{pure}: [tool.recorded] must be a table: a '# [tool.recorded]' line, "
+            f"then its keys, such as '# requires = [\"{example}\"]'."
+        )
+    unknown = set(tool) - _TOOL_KEYS
+    if unknown:
+        raise SnippetError(
+            f"{pure}: unknown key(s) {sorted(unknown)} under [tool.recorded]; "
+            f"known keys are {sorted(_TOOL_KEYS)}."
+        )
+    requires = tool.get("requires", [])
+    if (
+        not isinstance(requires, list)
+        or not all(isinstance(r, str) for r in requires)  # set() below needs hashable items
+        or not set(requires) <= known.capabilities
+    ):
+        raise SnippetError(
+            f"{pure}: [tool.recorded] requires must be a list drawn from "
+            f"{sorted(known.capabilities)} (what the targets {list(known.names)} provide), "
+            f"got {requires!r}."
+        )
+    timeout = tool.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+    ):
+        raise SnippetError(f"{pure}: [tool.recorded] timeout must be a positive number of seconds.")
+    timing = tool.get("timing", False)
+    if not isinstance(timing, bool):
+        raise SnippetError(f"{pure}: [tool.recorded] timing must be true or false, got {timing!r}.")
+    return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout), timing)
+
+
+def discover(
+    snippets_dir: Path, known: Targets | None = None, problems: list[str] | None = None
+) -> list[Snippet]:
+    """Every snippet under snippets_dir, sorted by name. A file that is not a usable snippet
+    raises SnippetError, or with a ``problems`` list is left out and said there."""
+    known = known or targets_.load(snippets_dir.parent)
+    names = sorted(
+        p.relative_to(snippets_dir).as_posix()
+        for p in snippets_dir.rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
+    found = []
+    for name in names:
+        try:
+            found.append(load(snippets_dir, name, known))
+        except SnippetError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+    return found

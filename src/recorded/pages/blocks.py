@@ -1,0 +1,298 @@
+"""The ``recorded`` block of a page: which snippet it shows and what it claims.
+
+    /// recorded | my_lesson/02_topic.py
+    expect:
+      - "float16 max: 65504"
+    expect_on:
+      cpu:
+        - "vectorised at least 10x faster here: True"
+    ///
+
+The body is YAML that this module checks itself: pymdownx.blocks drops a block whose
+header options fail validation without a word, and a claim silently dropped is a claim
+never checked.
+
+``read`` is the one reader of a page's blocks and fences. The Markdown extension, the
+Sybil parser, the notebook builder and the benchmark all take their blocks from it, so
+the site, the tests and the notebook cannot disagree on which blocks a page has, where
+they end or what they claim. Its rules are the renderers': a fence opens and closes as
+in Sybil's Markdown fence lexer (its pattern, its closing test), a block ends as in
+pymdownx.blocks (on a line of as many slashes as its header has). A block that is
+indented, or nested in an admonition, a list, a tab or another block, is found and
+marked ``nested``, so that each reader reports it instead of skipping it in silence.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from ..config import targets as targets_
+
+NAME = "recorded"
+KEYS = ("expect", "expect_on")
+#: A block's header, wherever it stands: at the left margin (``prefix`` empty) it is a block;
+#: after indentation, ``>`` or a list marker it is one nested in something else.
+HEADER = re.compile(
+    rf"^(?P<prefix>[ \t>]*(?:(?:[-*+]|\d+[.)])[ \t]+)?)(?P<slashes>/{{3,}})[ \t]*"
+    rf"(?i:{NAME})(?![\w-])[ \t]*(?:\|[ \t]*(?P<argument>.*?))?[ \t]*$"
+)
+#: Any pymdownx.blocks header (admonition, details, tab, ...) and any block's end, as pymdownx reads them.
+_ANY_HEADER = re.compile(r"^[ ]{0,3}(?P<slashes>/{3,})[ ]*[\w-]+")
+_END = re.compile(r"^[ ]{0,3}(?P<slashes>/{3,})[ ]*$")
+#: Sybil's Markdown fence (sybil.parsers.markdown.lexers.FENCE), read a line at a time: a fence may
+#: follow indentation, ``>`` quoting or a list marker, and only a fence of the same prefix length,
+#: character and at least its length, with nothing after it, closes it.
+FENCE = re.compile(
+    r"^(?P<prefix>(?:[ \t]*>)+[ \t]*|[ \t]*(?:[-*+]|\d+[.)])[ \t]+|[ \t]*)"
+    r"(?P<fence>`{3,}|~{3,})(?P<trailing>.*)$"
+)
+#: verdicts.py's older fence test, kept until it reads its blocks with read() too.
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+class BlockError(ValueError):
+    """A malformed block; the message says what to write instead."""
+
+
+@dataclass(frozen=True)
+class Block:
+    snippet: str
+    expect: tuple[str, ...] = ()
+    expect_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Line of each claim, counted from the block's first body line (0), for messages.
+    claim_lines: dict[str, int] = field(default_factory=dict, compare=False)
+
+    def claims_for(self, target: str) -> tuple[tuple[str, ...], ...]:
+        """What a recording on ``target`` must print: the ``expect`` lines in order, and
+        separately the target's own lines in order (the two lists may interleave)."""
+        return tuple(group for group in (self.expect, self.expect_on.get(target, ())) if group)
+
+
+def anchor(snippet: str) -> str:
+    """The HTML id of a snippet's block: my_lesson/06_timing.py -> my-lesson-06-timing."""
+    return re.sub(r"[^a-z0-9]+", "-", snippet.removesuffix(".py").lower()).strip("-")
+
+
+def _lines(value, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
+    ):
+        raise BlockError(f"{where} must be a list of printed lines, each a quoted string.")
+    return tuple(str(v) for v in value)
+
+
+def parse(argument: str | None, body: str, targets: tuple[str, ...] | None = None) -> Block:
+    """Read a block's claims; ``expect_on`` may name only the project's ``targets`` (by default,
+    those declared in the pyproject.toml of the current folder)."""
+    if targets is None:
+        targets = targets_.load(Path.cwd()).names
+    snippet = (argument or "").strip()
+    if not snippet:
+        raise BlockError("the header names no snippet; write `/// recorded | my_lesson/01_intro.py`.")
+    try:
+        data = yaml.safe_load(body) if body.strip() else {}
+        node = yaml.compose(body) if body.strip() else None
+    except yaml.YAMLError as exc:
+        raise BlockError(f"its body is not valid YAML: {exc}".replace("\n", " ")) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise BlockError("its body must be YAML keys (expect:, expect_on:), not a bare value.")
+    unknown = [k for k in data if k not in KEYS]
+    if unknown:
+        raise BlockError(f"unknown key(s) {unknown}; the keys are {list(KEYS)}.")
+    expect = _lines(data.get("expect", []), "expect")
+    on = data.get("expect_on", {}) or {}
+    if not isinstance(on, dict):
+        raise BlockError(f"expect_on must map a target ({', '.join(targets)}) to a list of lines.")
+    bad = [t for t in on if t not in targets]
+    if bad:
+        raise BlockError(
+            f"expect_on names unknown target(s) {bad}; the targets are {list(targets)} "
+            "(declared in pyproject.toml under [tool.recorded.targets])."
+        )
+    expect_on = {t: _lines(v, f"expect_on.{t}") for t, v in on.items()}
+    return Block(snippet, expect, expect_on, _claim_lines(node))
+
+
+def _claim_lines(node) -> dict[str, int]:
+    """Where each claim string sits in the body, from the YAML node marks."""
+    lines: dict[str, int] = {}
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.ScalarNode):
+            lines.setdefault(n.value, n.start_mark.line)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+        elif isinstance(n, yaml.MappingNode):
+            stack.extend(v for _, v in n.value)
+    return lines
+
+
+# -- the page reader ---------------------------------------------------------------------
+
+NESTED = (
+    "it is indented or nested inside another block (an admonition, a list, a tab), where the "
+    "tests and the notebook do not read it; start it at the left margin."
+)
+UNCLOSED = "it has no closing `///` line; end the block with one."
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A fenced code example: lines ``start`` to ``end`` (1-based; ``end`` None: never closed)."""
+
+    start: int
+    end: int | None
+    prefix: str
+    info: str
+
+
+@dataclass(frozen=True)
+class Found:
+    """A ``/// recorded`` header and what follows it, as the page has it (not yet parsed)."""
+
+    line: int  #: the header's line, 1-based
+    argument: str  #: the snippet path as written
+    body: str  #: the lines between header and closing line, the header's prefix removed
+    end: int | None  #: the closing `///` line, 1-based; None: the block is never closed
+    prefix: str = ""  #: what stands before the header's slashes; '' at the left margin
+    inside: str | None = None  #: the header of the pymdownx block it sits in, if any
+
+    @property
+    def nested(self) -> bool:
+        return bool(self.prefix) or self.inside is not None
+
+    @property
+    def problem(self) -> str | None:
+        """Why no reader may take its claims, or None."""
+        return NESTED if self.nested else UNCLOSED if self.end is None else None
+
+
+@dataclass(frozen=True)
+class Page:
+    blocks: tuple[Found, ...]
+    fences: tuple[Fence, ...]
+    lines: int  #: how many lines the page has
+
+    def fenced(self) -> set[int]:
+        """The 1-based numbers of the lines of fenced examples, their fence lines included."""
+        return {n for f in self.fences for n in range(f.start, (f.end or self.lines) + 1)}
+
+
+def read(text: str | list[str]) -> Page:
+    """Every ``/// recorded`` block of a page and every fenced example, in page order.
+
+    A header inside a fence is an example, not a block. A block's body ends at the first
+    line outside a fence with as many slashes as its header (pymdownx.blocks' rule).
+    """
+    lines = text.split("\n") if isinstance(text, str) else list(text)
+    found: list[Found] = []
+    fences: list[Fence] = []
+    generic: list[tuple[int, str]] = []  # open pymdownx blocks: (slash count, header line)
+    open_fence: re.Match[str] | None = None
+    fence_line = 0
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        number += 1
+        if open_fence is not None:
+            if _closes(FENCE.match(line), open_fence):
+                fences.append(_fence(open_fence, fence_line, number))
+                open_fence = None
+            continue
+        if m := FENCE.match(line):
+            open_fence, fence_line = m, number
+            continue
+        if h := HEADER.match(line):
+            end, body = _block_end(lines, number, h.group("prefix"), len(h.group("slashes")), fences)
+            inside = generic[-1][1] if generic else None
+            found.append(
+                Found(number, (h.group("argument") or "").strip(), body, end, h.group("prefix"), inside)
+            )
+            number = end if end is not None else len(lines)
+            continue
+        if (e := _END.match(line)) and generic and len(e.group("slashes")) == generic[-1][0]:
+            generic.pop()
+        elif g := _ANY_HEADER.match(line):
+            generic.append((len(g.group("slashes")), line.strip()))
+    if open_fence is not None:
+        fences.append(_fence(open_fence, fence_line, None))
+    return Page(tuple(found), tuple(sorted(fences, key=lambda f: f.start)), len(lines))
+
+
+def _closes(m: re.Match[str] | None, opening: re.Match[str]) -> bool:
+    """Sybil's RawFencedCodeBlockLexer.match_closes_existing."""
+    return (
+        m is not None
+        and m.group("fence")[0] == opening.group("fence")[0]
+        and len(m.group("fence")) >= len(opening.group("fence"))
+        and len(m.group("prefix")) == len(opening.group("prefix"))
+        and not m.group("trailing").strip()
+    )
+
+
+def _fence(m: re.Match[str], start: int, end: int | None) -> Fence:
+    return Fence(start, end, m.group("prefix"), m.group("trailing").strip())
+
+
+def _block_end(
+    lines: list[str], header: int, prefix: str, slashes: int, fences: list[Fence]
+) -> tuple[int | None, str]:
+    """The closing line of the block whose header is line ``header``, and its body.
+    Fenced lines in the body cannot close it (superfences hides them from pymdownx)."""
+    body: list[str] = []
+    open_fence: re.Match[str] | None = None
+    fence_line = 0
+    for number in range(header + 1, len(lines) + 1):
+        line = lines[number - 1]
+        # A nested block's lines carry its indentation (or quoting): read them without it.
+        inner = line[len(prefix) :] if not line[: len(prefix)].strip(" \t>") else line.lstrip()
+        if open_fence is not None:
+            if _closes(FENCE.match(inner), open_fence):
+                fences.append(_fence(open_fence, fence_line, number))
+                open_fence = None
+        elif m := FENCE.match(inner):
+            open_fence, fence_line = m, number
+        elif (e := _END.match(inner)) and len(e.group("slashes")) == slashes:
+            return number, "\n".join(body)
+        body.append(inner)
+    if open_fence is not None:
+        fences.append(_fence(open_fence, fence_line, None))
+    return None, "\n".join(body)
+
+
+def headers(lines: list[str]) -> list[tuple[int, str]]:
+    """(line number, argument) of each block at the left margin, in page order: the blocks
+    whose claims the tests check. A header shown inside a fenced example is not a block."""
+    return [(b.line, b.argument) for b in read(lines).blocks if not b.nested]
+
+
+def nearest_snippet(snippets_dir: Path, name: str) -> str | None:
+    """The existing snippet whose path is closest to a mistyped ``name``, if one is close."""
+    snippets_dir = Path(snippets_dir)
+    if (snippets_dir / name).is_file():
+        return None  # it exists: whatever is wrong with it, it is not the name
+    names = [
+        p.relative_to(snippets_dir).as_posix()
+        for p in snippets_dir.rglob("*.py")
+        if "__pycache__" not in p.parts
+    ]
+    # Close as a whole and in the file's own name: `lesson/nope.py` is not a typo of `lesson/x.py`.
+    stem = PurePosixPath(name.strip()).stem
+    for near in difflib.get_close_matches(name.strip(), names, n=5, cutoff=0.6):
+        if difflib.SequenceMatcher(None, stem, PurePosixPath(near).stem).ratio() >= 0.6:
+            return near
+    return None
+
+
+def snippet_problem(error: Exception, snippets_dir: Path, name: str) -> str:
+    """A snippet error's message, naming the nearest existing snippet when the name is mistyped."""
+    near = nearest_snippet(snippets_dir, name)
+    return f"{error} Did you mean `/// recorded | {near}`?" if near else str(error)

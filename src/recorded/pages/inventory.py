@@ -1,0 +1,79 @@
+"""Every snippet on every target: its state, its recording, and the machines that made them.
+
+Standard library only. The recordings page renders this; the counts are the site's
+execution statistics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from ..config.lessons import Lesson, lesson_of
+from ..model import describe
+from ..model.snippets import discover
+from ..model.store import State, Status, Store
+from . import blocks
+
+
+def pages_showing(docs_dir: Path) -> dict[str, str]:
+    """snippet name -> 'page.md#anchor' of the first page block that shows it."""
+    shown: dict[str, str] = {}
+    for page in sorted(docs_dir.rglob("*.md")):
+        for _, name in blocks.headers(page.read_text(encoding="utf-8").splitlines()):
+            shown.setdefault(name, f"{page.relative_to(docs_dir).as_posix()}#{blocks.anchor(name)}")
+    return shown
+
+
+def entries(store: Store, problems: list[str] | None = None) -> list[Status]:
+    """Every snippet on every target; a snippet that cannot be read is left out and said in
+    ``problems`` when given (else SnippetError)."""
+    return [
+        store.status(snippet, target)
+        for snippet in discover(store.snippets_dir, store.targets, problems)
+        for target in store.targets.names
+    ]
+
+
+def by_lesson(items: list[Status], declared: dict[str, Lesson]) -> dict[str, list[Status]]:
+    """The entries grouped by lesson: the declared lessons first, in their order, then the
+    other folders under snippets/ by name."""
+    groups: dict[str, list[Status]] = {}
+    for e in items:
+        groups.setdefault(lesson_of(e.snippet.name), []).append(e)
+    order = [name for name in declared if name in groups] + sorted(set(groups) - set(declared))
+    return {name: groups[name] for name in order}
+
+
+def orphans(store: Store) -> list[Path]:
+    """Recording files that belong to no snippet and target (renamed or deleted snippets)."""
+    names = [p.relative_to(store.snippets_dir).as_posix() for p in store.snippets_dir.rglob("*.py")]
+    expected = {store.path(name, t) for name in names for t in store.targets.names}
+    return [p for p in store.recording_files() if p not in expected]
+
+
+def machines(items: list[Status]) -> dict[str, dict]:
+    """One entry per distinct machine (as described), with the targets it recorded."""
+    found: dict[str, dict] = {}
+    for e in items:
+        if e.recording is None:
+            continue
+        m = e.recording.machine
+        key = describe.machine(m)
+        info = found.setdefault(key, {"machine": m, "targets": set(), "count": 0})
+        info["targets"].add(e.target)
+        info["count"] += 1
+    return found
+
+
+def totals(items: list[Status]) -> str:
+    """A one-line summary, like Sphinx-Gallery's execution statistics."""
+    states = Counter(e.state for e in items)
+    seconds = sum(e.recording.duration_s for e in items if e.recording and e.state is State.FRESH)
+    parts = [f"{states[s]} {s.value}" for s in State if states[s]]
+    snippets = len({e.snippet.name for e in items})
+    targets = len({e.target for e in items})
+    return (
+        f"{snippets} snippets on {targets} targets: {', '.join(parts)}. "
+        f"The fresh recordings ran for {seconds:.1f} s in all."
+    )

@@ -1,0 +1,61 @@
+"""The HTML pieces a recorded block is built from: Material's content tabs, an admonition,
+the provenance line, and the code highlighter configured as the page's own fences are.
+
+Every piece escapes what it is given: recorded text is never markup. Text for an element
+built with ElementTree goes through ``element_text``, an AtomicString, which the serializer
+escapes and Python-Markdown's inline patterns leave alone (without it, a ``<script>`` in a
+table cell would be read again as inline HTML); text inside an HTML string goes through
+``escape.html``. Both first show control characters as escapes (``escape.visible``).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from markdown import Markdown
+from markdown.util import AtomicString
+from pymdownx.highlight import Highlight
+
+from ..model import describe, escape
+
+
+def element_text(value: object) -> AtomicString:
+    """A value as the text of an element: shown as written, never read as Markdown or HTML."""
+    return AtomicString(escape.visible(value))
+
+
+def provenance(rec, target) -> str:
+    return f'<p class="recorded-provenance">{escape.html(describe.provenance(rec, target.description))}</p>'
+
+
+def admonition(kind: str, title: str, body: str) -> str:
+    """An admonition: ``title`` is escaped here; ``body`` is HTML its caller escaped."""
+    return (
+        f'<div class="admonition {kind}"><p class="admonition-title">{escape.html(title)}</p>'
+        f"<p>{body}</p></div>"
+    )
+
+
+def tabbed(name: str, tabs: list[tuple[str, str]]) -> str:
+    """Material's content tabs, in pymdownx.tabbed's alternate markup."""
+    checked = ['checked="checked" '] + [""] * (len(tabs) - 1)
+    inputs = "".join(
+        f'<input {checked[i]}id="{name}_{i + 1}" name="{name}" type="radio" />' for i in range(len(tabs))
+    )
+    labels = "".join(f'<label for="{name}_{i + 1}">{escape.html(t)}</label>' for i, (t, _) in enumerate(tabs))
+    blocks_ = "".join(f'<div class="tabbed-block">{content}</div>' for _, content in tabs)
+    return (
+        f'<div class="tabbed-set tabbed-alternate recorded-outputs" data-tabs="{name}:{len(tabs)}">'
+        f'{inputs}<div class="tabbed-labels">{labels}</div>'
+        f'<div class="tabbed-content">{blocks_}</div></div>'
+    )
+
+
+def highlighter(md: Markdown) -> Highlight:
+    """pymdownx.highlight configured as the page's fences are, so the code looks the same."""
+    for ext in md.registeredExtensions:
+        if hasattr(ext, "get_pymdownx_highlight_settings"):
+            settings = ext.get_pymdownx_highlight_settings()
+            accepted = inspect.signature(Highlight).parameters
+            return Highlight(md, **{k: v for k, v in settings.items() if k in accepted and k != "md"})
+    return Highlight(md)

@@ -1,0 +1,153 @@
+"""The table that sets each verdict line (model/lines.py) beside every target.
+
+One row of the table is one label of one snippet. Rows come from every fresh recording and from every claim a page makes, so a row
+stays in the table (saying "stale" or "not recorded yet") while its recordings are redone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config.lessons import load as load_lessons
+from ..model import describe
+from ..model.lines import verdict
+from ..model.store import State, Status, Store
+from . import blocks, inventory
+
+NOT_RECORDED = "not recorded yet on this kind of machine"
+
+#: What a cell says for a snippet with no fresh recording on the target, by its state.
+_NO_VALUE = {
+    State.STALE: "stale",
+    State.MISSING: NOT_RECORDED,
+    State.FAILED: "failed",
+    State.INVALID: "unreadable",
+    State.NOT_APPLICABLE: "not applicable",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str  #: the value printed, or why there is none
+    kind: str  #: "value", or the state that left no value ("stale", "missing", ...)
+
+
+@dataclass
+class Row:
+    snippet: str
+    label: str
+    page: str | None  #: docs-relative "page.md#anchor" of the block that shows the snippet
+    where: str  #: "Page title › section" of that block, for the link's text
+    cells: dict[str, Cell] = field(default_factory=dict)
+
+    @property
+    def changes(self) -> bool | None:
+        """Whether the recorded values differ between targets; None below two values."""
+        values = [c.text for c in self.cells.values() if c.kind == "value"]
+        return len(set(values)) > 1 if len(values) > 1 else None
+
+
+@dataclass(frozen=True)
+class PageBlock:
+    page: str  #: under docs/
+    line: int
+    snippet: str
+    body: str
+    where: str  #: "Page title › section"
+
+
+def page_blocks(docs_dir: Path) -> list[PageBlock]:
+    """Every ``/// recorded`` block of the site with its body and the section it sits in."""
+    found = []
+    for path in sorted(Path(docs_dir).rglob("*.md")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        read = blocks.read(lines)  # the one reader of blocks and fences the pages use
+        outline = _headings(lines, read.fenced())
+        title = next((text for _, level, text in outline if level == 1), path.stem)
+        for block in read.blocks:
+            if block.nested:  # the page itself warns about it; its claims are not read
+                continue
+            section = [text for number, level, text in outline if number < block.line and level > 1]
+            where = f"{title} › {section[-1]}" if section else title
+            page = path.relative_to(docs_dir).as_posix()
+            found.append(PageBlock(page, block.line, block.argument, block.body, where))
+    return found
+
+
+def _headings(lines: list[str], fenced: set[int]) -> list[tuple[int, int, str]]:
+    """(line number, level, text) of the ATX headings outside fenced code."""
+    found = []
+    for number, line in enumerate(lines, 1):
+        if number in fenced:
+            continue
+        if line.startswith("#"):
+            hashes, _, text = line.partition(" ")
+            if set(hashes) == {"#"} and len(hashes) <= 6 and text.strip():
+                text = text.split(" {", 1)[0].strip().rstrip("#").strip().replace("`", "")
+                found.append((number, len(hashes), text))
+    return found
+
+
+def claimed_labels(block: PageBlock, targets: tuple[str, ...]) -> list[str]:
+    """The labels of the verdict lines a block claims, in the order it claims them."""
+    try:
+        spec = blocks.parse(block.snippet, block.body, targets)
+    except blocks.BlockError:
+        return []  # the page itself warns about a malformed block
+    lines = list(spec.expect) + [line for t in targets for line in spec.expect_on.get(t, ())]
+    return [found[0] for line in lines if (found := verdict(line))]
+
+
+def rows(store: Store, docs_dir: Path, items: list[Status]) -> dict[str, list[Row]]:
+    """The table's rows by lesson (ordered as on the recordings page), from ``items``,
+    the site's ``inventory.entries``."""
+    names = store.targets.names
+    pages = inventory.pages_showing(Path(docs_dir))
+    shown = page_blocks(Path(docs_dir))
+    first: dict[str, PageBlock] = {}
+    for b in shown:
+        first.setdefault(b.snippet, b)
+    out: dict[str, list[Row]] = {}
+    for lesson, entries in inventory.by_lesson(items, load_lessons(store.root)).items():
+        by_snippet: dict[str, list[Status]] = {}
+        for e in entries:
+            by_snippet.setdefault(e.snippet.name, []).append(e)
+        table = []
+        for snippet, cells in by_snippet.items():
+            labels: list[str] = []
+            for e in cells:
+                if e.state is State.FRESH and e.recording:
+                    labels += [found[0] for line in e.recording.stdout if (found := verdict(line))]
+            for b in shown:
+                if b.snippet == snippet:
+                    labels += claimed_labels(b, names)
+            block = first.get(snippet)
+            for label in dict.fromkeys(labels):
+                row = Row(snippet, label, pages.get(snippet), block.where if block else snippet)
+                for entry in cells:
+                    row.cells[entry.target] = _cell(entry, label)
+                table.append(row)
+        if table:
+            out[lesson] = table
+    return out
+
+
+def _cell(entry: Status, label: str) -> Cell:
+    if entry.state is not State.FRESH or entry.recording is None:
+        return Cell(_NO_VALUE[entry.state], entry.state.name.lower())
+    values = [found[1] for line in entry.recording.stdout if (found := verdict(line)) and found[0] == label]
+    if not values:
+        return Cell("not printed", "not-printed")
+    return Cell(", ".join(dict.fromkeys(values)), "value")
+
+
+def machines(store: Store, items: list[Status]) -> dict[str, list[str]]:
+    """target -> the machines its fresh recordings were made on, as described on the pages."""
+    found: dict[str, list[str]] = {t: [] for t in store.targets.names}
+    for e in items:
+        if e.state is State.FRESH and e.recording:
+            text = describe.machine(e.recording.machine)
+            if text not in found[e.target]:
+                found[e.target].append(text)
+    return found

@@ -1,0 +1,177 @@
+"""One tab, one machine: which recordings a target's tab may take.
+
+Standard library only. A target's recordings must all come from one machine (one
+``Machine.identity``), an emulated target's from its host's, and each must prove from
+what it stores that its machine is the hardware the target requires. The recorder asks
+``admit`` before it records on a target; ``audit`` checks a whole store (the tests do);
+``adopt`` moves recordings between targets after the same checks, so nobody edits JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..model.machines import Machine
+from ..model.store import Recording, RecordingError, Store
+
+
+class MachineRefused(ValueError):
+    """A recording, or this machine, is not the machine a target's tab shows."""
+
+
+def recordings(store: Store, names: tuple[str, ...]) -> list[tuple[Path, Recording]]:
+    """The readable recordings of the named targets (unreadable ones are --check's business)."""
+    found = []
+    for name in names:
+        for path in sorted((store.recordings_dir / name).rglob("*.json")):
+            try:
+                found.append((path, store.load(path)))
+            except RecordingError:
+                continue
+    return found
+
+
+def recorded_machine(store: Store, target: str) -> tuple[Path, Machine] | None:
+    """A recording of the machine ``target``'s tab shows (its host's for an emulated one)."""
+    found = recordings(store, store.targets.sharing(target))
+    return (found[0][0], found[0][1].machine) if found else None
+
+
+def admit(
+    store: Store, target: str, machine: Machine, command: str = "python scripts/record_runs.py"
+) -> None:
+    """Raise MachineRefused unless ``machine`` may add recordings to ``target``; the message
+    names the recorder's ``command`` as the user started it."""
+    t = store.targets.get(target)
+    if why := machine.unmet(t.requires):
+        raise MachineRefused(
+            f"--target {target}: this machine is not a {target} machine "
+            f"({'; '.join(why)}; it requires {t.requires}). Nothing was recorded."
+        )
+    for path, rec in recordings(store, store.targets.sharing(target)):
+        if not rec.machine.same_as(machine):
+            raise MachineRefused(
+                f"--target {target}: {store.shown(path)} and the other recordings of "
+                f"{', '.join(store.targets.sharing(target))} come from {rec.machine.identity}; this "
+                f"is {machine.identity} ({'; '.join(rec.machine.differences(machine))}). "
+                "One tab shows one machine, so nothing was recorded. To record that whole tab here "
+                f"instead: {command} --target {target} --replace-machine (it re-records every "
+                "snippet of those targets and replaces the other machine's recordings only if all succeed)."
+            )
+
+
+def audit(store: Store) -> list[str]:
+    """Every recording that does not prove its target, and every tab from two machines."""
+    problems = []
+    for group in dict.fromkeys(t.machine_of for t in store.targets):
+        found = recordings(store, store.targets.sharing(group))
+        for path, rec in found:
+            t = store.targets.get(rec.target)
+            if why := rec.machine.unmet(t.requires):
+                problems.append(
+                    f"{store.shown(path)}: its machine is not a {rec.target} machine "
+                    f"({'; '.join(why)}; {rec.target} requires {t.requires})"
+                )
+            if t.check and rec.machine.run_for.get("check") != t.check.prints:
+                problems.append(
+                    f"{store.shown(path)}: its run did not prove {rec.target}: the check "
+                    f"printed {rec.machine.run_for.get('check')!r}, "
+                    f"not {t.check.prints!r}"
+                )
+        for path, rec in found[1:]:
+            first = found[0]
+            if not first[1].machine.same_as(rec.machine):
+                problems.append(
+                    f"{', '.join(store.targets.sharing(group))} recorded on two machines: "
+                    f"{store.shown(first[0])} on {first[1].machine.identity}, "
+                    f"{store.shown(path)} on {rec.machine.identity}"
+                )
+                break
+    return problems
+
+
+def adopt(store: Store, source: str, target: str, names: list[str] | None = None) -> list[str]:
+    """Move the recordings in recordings/<source>/ (a folder, maybe of a target that no
+    longer exists) to ``target``, each only if its stored machine is the hardware ``target``
+    requires, ran in ``target``'s environment and passed its check, and shares one machine
+    with ``target``'s tab. Returns what was done, one line each; MachineRefused if nothing fits."""
+    t = store.targets.get(target, "--adopt")
+    lines, fits = [], []
+    for path in sorted((store.recordings_dir / source).rglob("*.json")):
+        shown = store.shown(path)
+        try:
+            rec = Recording.from_dict(json.loads(path.read_text(encoding="utf-8")), shown)
+        except (ValueError, RecordingError) as exc:
+            lines.append(f"kept       {shown}: unreadable ({exc})")
+            continue
+        if names and rec.snippet not in [n.removeprefix("snippets/") for n in names]:
+            continue
+        ran = rec.machine.run_for
+        why = rec.machine.unmet(t.requires)
+        if t.check and ran.get("check") != t.check.prints:
+            why.append(f"its check printed {ran.get('check')!r}, {target} needs {t.check.prints!r}")
+        if ran and ran.get("env") != dict(t.env):
+            why.append(f"it ran with {ran.get('env')!r}, {target} runs with {dict(t.env)!r}")
+        if why:
+            lines.append(f"kept       {shown}: not a {target} recording ({'; '.join(why)})")
+        else:
+            fits.append((path, rec))
+    here = recorded_machine(store, target)
+    machine = here[1] if here else (fits[0][1].machine if fits else None)
+    odd = [(p, r) for p, r in fits if machine is not None and not machine.same_as(r.machine)]
+    if odd and machine is not None:
+        raise MachineRefused(
+            f"--adopt {source} {target}: {store.shown(odd[0][0])} comes from "
+            f"{odd[0][1].machine.identity}, but {target}'s tab shows {machine.identity}; "
+            "name the snippets of one machine (--adopt FROM TO SNIPPET...). Nothing was moved."
+        )
+    for path, rec in fits:
+        rec.target = target
+        rec.machine = Machine(
+            dict(rec.machine),
+            target={
+                **rec.machine.run_for,
+                "name": target,
+                "description": t.description,
+                "adopted_from": source,
+            },
+        )
+        store.write(rec)
+        path.unlink()
+        lines.append(f"adopted    {store.shown(path)} -> {store.shown(store.path(rec.snippet, target))}")
+    for folder in sorted((store.recordings_dir / source).glob("**/"), reverse=True):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()  # a folder emptied by the move goes too
+    return lines
+
+
+def replace_machine(store: Store, snippets: list, target: str, run) -> list[Recording]:
+    """Re-record every snippet of ``target``'s tab (its host and the host's emulations) on
+    this machine into a scratch folder; only if every run succeeds, write them all and drop
+    what is left of the other machine's recordings there. ``run(scratch, items)`` records
+    the items, refusing a machine that is not the kind with ``admit``, and returns (made,
+    failed). MachineRefused when a run failed: nothing changes."""
+    import tempfile
+
+    from .record import plan, to_run  # record imports store only; no cycle
+
+    group = store.targets.sharing(target)
+    with tempfile.TemporaryDirectory(prefix="record-runs-replace-") as tmp:
+        scratch = Store(store.root, Path(tmp), store.targets)
+        items = to_run(plan(scratch, snippets, group), force=True)
+        made, failed = run(scratch, items, lambda name, info: admit(scratch, name, info))
+        if failed or len(made) < len(items):
+            names = ", ".join(f"{i.snippet.name} on {i.target}" for i in failed) or "interrupted"
+            raise MachineRefused(
+                f"--replace-machine: {len(failed)} of {len(items)} runs of "
+                f"{', '.join(group)} failed ({names}); nothing was replaced, the "
+                "recordings already there are kept."
+            )
+    for rec in made:
+        store.write(rec)
+    if made:
+        for path, rec in recordings(store, group):
+            if not rec.machine.same_as(made[0].machine):
+                path.unlink()
+    return made

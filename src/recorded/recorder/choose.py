@@ -1,0 +1,123 @@
+"""Which targets a run takes: those named, every one, or the first auto one this machine can run.
+
+Standard library only. The one place targets are chosen, for the recorder's command line
+and for the tests' live runs. A target is looked at (its CPU flags in /proc/cpuinfo, then
+its check, which may start Python and import torch) only when something will run on it,
+so a run with nothing to do stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..config.targets import TargetError, Targets
+from ..model import machines
+from . import runner
+
+ALL, AUTO = "all", "auto"
+
+
+class ChoiceError(ValueError):
+    """No target can be chosen as asked: an unknown name, or no auto target runs here."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    asked: str  # "all", "auto", or the names as given ("cpu,cpu-avx2")
+    chosen: tuple[str, ...]
+    #: (target, why this machine cannot run it), in the order they were looked at.
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def named(self) -> bool:
+        return self.asked not in (ALL, AUTO)
+
+    def why(self) -> str:
+        """The skipped targets and their reasons, on one line."""
+        return "; ".join(f"{name}: {why}" for name, why in self.skipped)
+
+
+def named(targets: Targets, asked: str, where: str = "--target") -> tuple[str, ...]:
+    """The targets in ``cpu`` or ``cpu,cpu-avx2``, each once; ChoiceError naming the known ones."""
+    try:
+        return tuple(targets.get(name.strip(), where).name for name in dict.fromkeys(asked.split(",")))
+    except TargetError as exc:
+        raise ChoiceError(f"{exc} Or use {where} {ALL} or {where} {AUTO}.") from None
+
+
+def why_not(targets: Targets, name: str) -> str | None:
+    """Why this machine cannot run the target, or None: its CPU flags, then its check."""
+    target = targets.get(name)
+    if machines.unmet_here(targets, target):
+        return machines.why_not_here(targets, target)
+    try:
+        runner.check(target)
+    except runner.TargetCheckFailed as exc:
+        return str(exc)
+    return None
+
+
+def _cheap_why_not(targets: Targets, name: str) -> str | None:
+    """The same look without starting Python: CPU flags, and a device's driver on disk (``detect``)."""
+    target = targets.get(name)
+    if machines.unmet_here(targets, target):
+        return machines.why_not_here(targets, target)
+    if not target.detected():
+        return f"none of {', '.join(target.detect)} is on this machine"
+    return None
+
+
+def choose(
+    targets: Targets,
+    asked: str | None = None,
+    default: str = ALL,
+    needed: Callable[[str], bool] = lambda name: True,
+    whole_machines: bool = False,
+    where: str = "--target",
+) -> Choice:
+    """The targets to run on, and why the others were skipped.
+
+    ``asked``: target names (``cpu,cpu-avx2``), ``all`` or ``auto`` (``default`` when None).
+    Named targets, and with ``all`` every target, are chosen unless this machine cannot run
+    them; with ``auto``, the first of ``[tool.recorded] auto`` that it can run, or
+    ChoiceError when none. ``needed(name)`` says whether anything will run on a target: one
+    that nothing runs on is not probed (with ``auto`` it gets the cheap look only).
+    ``whole_machines`` (re-recording a whole tab) chooses each target's host, which runs
+    only if the host and all its emulations can. ``where``: the option that asked, for
+    messages ("--target"), or the words for another asker.
+    """
+    asked = (asked or default).strip()
+    if asked == AUTO:
+        candidates = targets.auto
+    elif asked == ALL:
+        candidates = targets.names
+    else:
+        candidates = named(targets, asked, where)
+    if whole_machines:
+        candidates = tuple(dict.fromkeys(targets.get(n).machine_of for n in candidates))
+    chosen: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for name in candidates:
+        if needed(name):
+            group = targets.sharing(name) if whole_machines else (name,)
+            why = next(filter(None, (why_not(targets, n) for n in group)), None)
+        else:
+            why = _cheap_why_not(targets, name) if asked == AUTO else None
+        if why:
+            skipped.append((name, why))
+            continue
+        chosen.append(name)
+        if asked == AUTO:
+            break
+    choice = Choice(asked, tuple(chosen), tuple(skipped))
+    if asked == AUTO and not chosen:
+        option = where.startswith("-")  # on the command line, not the tests' live runs
+        raise ChoiceError(
+            f"{where + ' ' + AUTO if option else where}: none of the auto targets "
+            f"{list(targets.auto)} ([tool.recorded] auto in pyproject.toml) can run on "
+            "this machine"
+            + (f" ({choice.why()})" if skipped else "")
+            + (f"; name one with {where}." if option else ".")
+        )
+    return choice

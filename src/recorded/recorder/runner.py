@@ -1,0 +1,299 @@
+"""Run one snippet in a fresh interpreter and capture what it printed.
+
+Standard library only. Each run gets its own temporary working directory and a cold
+torch.compile cache, its own process group (so a timeout or Ctrl-C stops every child it
+started), and bounded output capture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config.targets import Target
+from ..model.snippets import Snippet
+
+#: Most bytes kept of each stream; the rest is counted and dropped.
+MAX_STREAM_BYTES = 1_000_000
+
+
+@dataclass
+class RunResult:
+    status: str  # ok, error or timeout
+    exit_code: int | None
+    stdout: list[str]
+    stderr: list[str]
+    duration_s: float
+    source: bytes = b""  #: the snippet's bytes as they ran
+
+
+def target_env(
+    target: Target, workdir: Path, compile_cache: Path | None = None, threads: int | None = None
+) -> dict[str, str]:
+    """The environment a snippet runs in for a target.
+
+    Recordings use a fresh torch.compile cache per run, so a first compiled call is timed
+    cold; the tests may pass a lasting ``compile_cache`` to skip recompiling each session.
+    """
+    cache = compile_cache or workdir
+    env = dict(os.environ)
+    env.update(
+        PYTHONUNBUFFERED="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        MPLBACKEND="Agg",
+        TORCHINDUCTOR_CACHE_DIR=str(cache / "torchinductor-cache"),
+        TRITON_CACHE_DIR=str(cache / "triton-cache"),
+    )
+    if threads:
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
+    # The target's own settings last: a CPU target hides every GPU, so its tab is the CPU's.
+    env.update(target.env)
+    return env
+
+
+class _Capture(threading.Thread):
+    """Drain a pipe into a bounded buffer as the output comes (a raw read returns what is
+    there), so a chatty child can never block or flood us, and a process that keeps the
+    pipe open after the snippet ends cannot take the snippet's output with it."""
+
+    def __init__(self, pipe):
+        super().__init__(daemon=True)
+        self.fd, self.kept, self.dropped = pipe.fileno(), bytearray(), 0
+
+    def run(self):
+        while chunk := _read(self.fd):
+            room = MAX_STREAM_BYTES - len(self.kept)
+            self.kept += chunk[:room]
+            self.dropped += max(0, len(chunk) - room)
+
+    def lines(self) -> list[str]:
+        lines = bytes(self.kept).decode("utf-8", errors="replace").splitlines()
+        if self.dropped:
+            lines.append(f"[recorder: output cut here, {self.dropped} more bytes not kept]")
+        return lines
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # closed under us: the run is over
+        return b""
+
+
+# On Linux the snippet starts under this supervisor, a few lines of Python between the
+# recorder and the snippet. It asks the kernel for SIGKILL when the recorder dies, however
+# it dies (even SIGKILL, which leaves the recorder no chance to clean up), and to become
+# the *subreaper* of everything the snippet starts: a process that escapes with a new
+# session or a double fork is handed back to it, not to init. When the snippet ends, or the
+# recorder asks with SIGTERM (a timeout, Ctrl-C), it kills and reaps every process left
+# below it, then ends as the snippet ended. A process left running would load the machine
+# and skew the next timings, and would hold the output pipe open.
+_SUPERVISE = """
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):  # the recorder died before the request took hold
+    sys.exit(137)
+libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+me = os.getpid()
+
+def children():
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == me:
+                found.append(int(entry))
+    return found
+
+def end_all():
+    for _ in range(1000):
+        left = children()
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in left:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+def stop(signum, frame):
+    end_all()
+    os._exit(128 + signum)
+
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)
+snippet = os.fork()
+if snippet == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    libc.prctl(1, signal.SIGKILL)  # the snippet dies with its supervisor
+    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+_, status = os.waitpid(snippet, 0)
+end_all()
+if os.WIFSIGNALED(status):  # end as the snippet did, so the recorder names the signal
+    if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(me, os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status))
+"""
+
+#: How long a supervisor has to end its snippet's processes before they are killed outright.
+GRACE_S = 5.0
+
+
+def _command(python: str, script: Path) -> list[str]:
+    if sys.platform.startswith("linux"):
+        return [python, "-c", _SUPERVISE, str(os.getpid()), str(script)]
+    return [python, str(script)]  # elsewhere the process group still catches the rest
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """End the run: the supervisor ends every process below it; then its group is killed
+    outright, in case it could not."""
+    if proc.poll() is None:
+        try:
+            proc.terminate()
+            proc.wait(GRACE_S)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def run_snippet(
+    snippet: Snippet,
+    target: Target,
+    timeout: float,
+    python: str = sys.executable,
+    compile_cache: Path | None = None,
+    threads: int | None = None,
+) -> RunResult:
+    """Run the snippet once, as a copy in a fresh temporary folder: the code that ran is the
+    code the result names (``RunResult.source``), and it cannot find the project's files
+    through its own path."""
+    with (
+        tempfile.TemporaryDirectory(prefix="record-runs-") as tmp,
+        tempfile.TemporaryDirectory(prefix="record-runs-code-") as code_dir,
+    ):
+        workdir = Path(tmp)  # starts empty: the snippet's own folder to work in
+        source = snippet.path.read_bytes()
+        copy = Path(code_dir) / snippet.path.name
+        copy.write_bytes(source)
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            _command(python, copy),
+            cwd=workdir,
+            env=target_env(target, workdir, compile_cache, threads),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: one signal reaches every child
+        )
+        out, err = _Capture(proc.stdout), _Capture(proc.stderr)
+        out.start()
+        err.start()
+        status = "ok"
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            status = "timeout"
+        finally:
+            # Also on success and on Ctrl-C: no process of the snippet outlives its run.
+            _stop(proc)
+            # Whatever still holds the pipes open must not keep us here: what came is kept.
+            out.join(GRACE_S)
+            err.join(GRACE_S)
+        duration = time.perf_counter() - start
+    code = proc.returncode
+    stderr = err.lines()
+    if status == "timeout":
+        code = None
+        stderr.append(f"[recorder: stopped after the {timeout:g} s timeout]")
+    elif code != 0:
+        status = "error"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = str(-code)
+            stderr.append(f"[recorder: killed by signal {name}]")
+    return RunResult(status, code, out.lines(), stderr, round(duration, 3), source)
+
+
+class TargetCheckFailed(RuntimeError):
+    """This machine cannot record a target: what it lacks, or what its check printed."""
+
+
+def _printed(target: Target, python: str) -> tuple[str, subprocess.CompletedProcess]:
+    """The last line ``target``'s check prints in ``target``'s environment, and the run."""
+    assert target.check is not None
+    with tempfile.TemporaryDirectory(prefix="record-runs-check-") as tmp:
+        try:
+            done = subprocess.run(
+                [python, "-c", target.check.code],
+                cwd=tmp,
+                env=target_env(target, Path(tmp)),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise TargetCheckFailed(f"its check could not run ({exc})") from None
+    return (done.stdout.strip().splitlines() or [""])[-1].strip(), done
+
+
+@functools.cache
+def check(target: Target, python: str = sys.executable) -> str | None:
+    """Prove this machine is what ``target`` claims, before anything is recorded on it.
+
+    Returns what the target's check printed (None when it has no check); raises
+    TargetCheckFailed saying why not. Starts Python only for a target with a check, once
+    per target and interpreter. An emulated target's check also runs in its host's
+    environment, where it must print something else: a check that prints the same with
+    and without the limits cannot tell whether they took effect.
+    """
+    if not target.detected():
+        raise TargetCheckFailed(f"none of {', '.join(target.detect)} is on this machine")
+    if target.check is None:
+        return None
+    printed, done = _printed(target, python)
+    if done.returncode != 0 or printed != target.check.prints:
+        why = (done.stderr.strip().splitlines() or [""])[-1] if done.returncode else ""
+        raise TargetCheckFailed(
+            f"its check printed {printed!r}, not {target.check.prints!r}"
+            + (f" (exit code {done.returncode}: {why})" if done.returncode else "")
+            + f"; the check, run with {dict(target.env)}: {target.check.code}"
+        )
+    if target.host is not None:
+        unlimited, _ = _printed(dataclasses.replace(target, env=target.host_env), python)
+        if unlimited == printed:
+            raise TargetCheckFailed(
+                f"its check prints {printed!r} in its host {target.host}'s environment too "
+                f"({dict(target.host_env)}), so it cannot tell {target.name} from {target.host}; "
+                f"make the check print what the limits in its env change: {target.check.code}"
+            )
+    return printed

@@ -1,0 +1,87 @@
+"""Shards: the snippets split across N runners of one kind of machine, balanced by their
+recorded durations, the same on every runner. Standard library only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model.snippets import Snippet
+from ..model.store import State, Status, Store
+from .record import plan
+
+
+def split(items: list[Status], index: int, count: int) -> list[Status]:
+    """The items that runner ``index`` of ``count`` (1-based) takes, in their given order.
+
+    Deterministic, so every runner computes the same split from the same checkout: greedy
+    longest-processing-time on the last recorded duration of each item (a stale or failed
+    recording's duration counts too); an item without one counts as the median of the
+    known durations, or 1 s when none is known. The longest item goes first, to the
+    runner with the least work so far (the lowest number on a tie); equal durations go in
+    order of snippet name. Items of different targets are split separately, and items not
+    applicable to their target take part in no shard. The ``count`` shards together hold
+    every applicable item exactly once.
+    """
+    if not 1 <= index <= count:
+        raise ValueError(f"shard {index}/{count}: need 1 <= I <= N")
+    taken: set[int] = set()
+    for target in dict.fromkeys(i.target for i in items):
+        group = [i for i in items if i.target == target and i.state is not State.NOT_APPLICABLE]
+        seconds = weights(group)
+        loads = [0.0] * count
+        for item in sorted(group, key=lambda i: (-seconds[id(i)], i.snippet.name)):
+            n = min(range(count), key=lambda k: (loads[k], k))
+            loads[n] += seconds[id(item)]
+            if n == index - 1:
+                taken.add(id(item))
+    return [i for i in items if id(i) in taken]
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` on one target, computed once and passed to whoever needs
+    it: the recorder runs its items, --list and --check show them, each says what it takes."""
+
+    index: int
+    count: int
+    target: str
+    taken: tuple[Status, ...]
+    applicable: int  # the target's snippets that take part in any shard
+    seconds: float  # this part's expected time, by recorded durations
+    total: float  # every shard's together
+    durations_known: bool
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(i.snippet.name for i in self.taken)
+
+
+def take(published: Store, snippets: list[Snippet], target: str, which: tuple[int, int]) -> Shard:
+    """Which of the snippets shard I/N takes on target, by the durations in ``published``
+    (recordings/, the same on every runner, whatever --out says)."""
+    index, count = which
+    items = plan(published, snippets, (target,))
+    taken = split(items, index, count)
+    applicable = [i for i in items if i.state is not State.NOT_APPLICABLE]
+    expected = weights(applicable)
+    return Shard(
+        index,
+        count,
+        target,
+        tuple(taken),
+        len(applicable),
+        seconds=sum(expected[id(i)] for i in taken),
+        total=sum(expected.values()),
+        durations_known=any(i.last_duration is not None for i in items),
+    )
+
+
+def weights(items: list[Status]) -> dict[int, float]:
+    """Seconds each item is expected to take, by ``id(item)``: see ``split``."""
+    known = sorted(i.last_duration for i in items if i.last_duration is not None)
+    if known:
+        mid = len(known) // 2
+        guess = known[mid] if len(known) % 2 else (known[mid - 1] + known[mid]) / 2
+    else:
+        guess = 1.0
+    return {id(i): (i.last_duration if i.last_duration is not None else guess) for i in items}

@@ -1,0 +1,113 @@
+"""Which machine made a recording: CPU and the features that decide 16-bit speed on it,
+the target's device (as its own probe describes it), library versions and the git commit.
+
+Standard library only; torch and numpy versions come from a probe run in the same
+interpreter and environment as the snippets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+from ..config import targets
+from ..config.devices import Device
+from ..model import machines
+
+
+def _run(cmd: list[str], **kw) -> str | None:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True, **kw).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# Read the versions from the installed packages' metadata, which takes milliseconds where
+# importing torch takes seconds; a device's own probe imports what it needs.
+_VERSIONS = r"""
+import json, platform
+from importlib import metadata
+def version(name):
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+print(json.dumps({"python": platform.python_version(), "numpy": version("numpy"), "torch": version("torch")}))
+"""
+
+
+def _last_json(python: str, script: str, env: dict[str, str], what: str, error: type[Exception]):
+    try:
+        done = subprocess.run(
+            [python, "-c", script], env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise error(f"could not run {what} with {python} ({exc})") from None
+    last = (done.stdout.strip().splitlines() or [""])[-1]
+    try:
+        if done.returncode == 0:
+            return json.loads(last)
+    except ValueError:
+        pass
+    why = (done.stderr.strip().splitlines() or [""])[-1]
+    raise error(
+        f"{what} did not print JSON as its last line (it printed {last!r}"
+        + (f", exit code {done.returncode}: {why}" if done.returncode else "")
+        + ")"
+    )
+
+
+class ProbeFailed(targets.TargetError):
+    """A target's device probe that did not describe a device: nothing is recorded on it."""
+
+
+def probe(env: dict[str, str], python: str = sys.executable, device: Device | None = None) -> dict:
+    """Library versions as the snippets will see them, and ``device`` as its probe describes
+    it (under "gpu", the name recordings have always used; None without a device)."""
+    info = _last_json(python, _VERSIONS, env, "the version probe", RuntimeError)
+    info["gpu"] = None
+    if device is not None:
+        what = f"the {device.key} device's probe"
+        found = _last_json(python, device.probe, env, what, ProbeFailed)
+        if found is not None and not (isinstance(found, dict) and isinstance(found.get("name"), str)):
+            raise ProbeFailed(
+                f'{what} printed {found!r}: it must print a JSON object with a "name", '
+                "or null when no such device is visible. Nothing was recorded."
+            )
+        info["gpu"] = found
+    return info
+
+
+def git(root: Path) -> dict:
+    commit = _run(["git", "-C", str(root), "rev-parse", "HEAD"])
+    status = _run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"])
+    return {
+        "commit": commit.strip() if commit else None,
+        "dirty": bool(status.strip()) if status is not None else None,
+    }
+
+
+def machine(
+    root: Path, env: dict[str, str], python: str = sys.executable, device: Device | None = None
+) -> dict:
+    info = probe(env, python, device)
+    try:
+        flags = targets.load(root).flags
+    except targets.TargetError:
+        flags = ()
+    return {
+        "os": platform.platform(),
+        "cpu": machines.this_cpu(flags),
+        "gpu": info["gpu"],
+        "python": info["python"],
+        "torch": info["torch"],
+        "numpy": info["numpy"],
+        "git": git(root),
+        "compile_cache": "cold",  # each run gets an empty TORCHINDUCTOR_CACHE_DIR
+        # Other work on the machine distorts timings; say how busy it was.
+        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+    }
