@@ -1,17 +1,15 @@
 #!/usr/bin/env python3
-"""What a reader meets on the lesson pages, counted in Chromium: `python scripts/reading.py
-[--before REF] [--json FILE]`.
+"""What a reader meets on the lesson pages, counted in Chromium:
+`python scripts/reading.py [--before REF] [--json FILE]`.
 
 Builds the site (`mkdocs build --strict`), serves it on 127.0.0.1 and opens each reading
-page (each declared lesson's first page and its pages that show a recording) in a fresh
-context at a 1280 x 900 desktop viewport, then at a 390 px phone. It counts what shows
-without a click: the prose's words, the code lines of every example and of the prose's
-code blocks, the words a recorded block adds around its code and output, the examples
-that open on a tab with no output, the recorder commands in the page's text (hidden tabs
-too), and, on the phone, how many rows each tab set's labels wrap into. Counts, not
-timings: the same site gives the same figures, so nothing is repeated. With --before REF
-the site as it was at that commit is built (with its own engine) and counted too.
-Exits 1 when a figure is over its goal, 2 when Chromium or Playwright is missing.
+page (each lesson's first page and its pages that show a recording) in a fresh context at
+1280 x 900, then at 390 px. It counts what shows without a click (prose words, code lines,
+the words a recorded block adds around code and output, examples opening with no output),
+the recorder commands in the text, hidden tabs too, and the rows tab labels take on the
+phone. Counts, not timings: one site always gives the same figures, so nothing is repeated.
+--before REF also counts the site at that commit, built with its own engine. Exits 1 when
+a figure is over its goal, 2 when it cannot measure (no Chromium or Playwright, a bad REF).
 """
 
 from __future__ import annotations
