@@ -12,6 +12,11 @@ simulated slow 4G link and a 4x slower CPU), for every page of the built site se
 127.0.0.1, one row per page and one for the lowest. Lighthouse comes from npm
 (`npm install --prefix .cache/npm lighthouse`, which `make bench` does); without it, or
 without Chromium, those rows are skipped with the reason.
+
+The reading report (scripts/reading.py) adds what a reader meets on the lesson pages:
+words, code lines, examples opening with no output, recorder commands. Those are counts,
+the same on every run of one site, so each is measured once and shows no median;
+--reading-before REF puts each one's count at that commit beside it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The engine, importable without installing the project, as for scripts/record_runs.py.
 sys.path.insert(0, str(ROOT / "src"))
 
+import reading  # noqa: E402 (beside this script)
 from site_tools import copy_site as _copy_site  # noqa: E402 (beside this script)
 from site_tools import serve_site, site_pages  # noqa: E402
 
@@ -75,7 +81,8 @@ class Figure:
             if self.samples
             else "-"
         )
-        shown = f"{self.value if self.value is not None else self.median:.3g}{self.unit}"
+        figure = self.value if self.value is not None else self.median
+        shown = (f"{figure:,}" if isinstance(figure, int) else f"{figure:.3g}") + self.unit
         verdict = {True: "within", False: "UNDER" if self.at_least else "OVER", None: "-"}[self.ok]
         return f"| {self.name} | {shown} | {spread} | {self.budget} | {verdict} |"
 
@@ -390,6 +397,34 @@ def lighthouse_scores(root: Path, runs: int, work: Path, compress: bool = True) 
     return figures + [low]
 
 
+# -- The reading report: what a reader meets on the lesson pages ---------------------------
+
+
+def reading_figures(root: Path, work: Path, before: str | None = None) -> list[Figure]:
+    """scripts/reading.py's figures as rows: counts, measured once (no median, no spread);
+    the spread column holds what the count is about, and its count at ``before``."""
+    try:
+        now = reading.rows(reading.measure(root, work / "reading"))
+        then = reading.rows(reading.measure_commit(root, before, work)) if before else []
+    except reading.Unavailable as exc:
+        return [Figure("reading report (scripts/reading.py)", "see docs/contributing.md", skipped=str(exc))]
+    old = {r.name: r for r in then}
+    figures = []
+    for row in now:
+        about = [row.detail] if row.detail else []
+        if row.name in old:
+            about.append(f"{old[row.name].value:,} at {before}")
+        spread = "; ".join(about) or "a count"
+        figures.append(
+            Figure(f"reading: {row.name}", row.goal, value=row.value, limit=row.limit, unit="", spread=spread)
+        )
+    figures[0].notes.append(
+        "this row and every reading row after it is a count in Chromium (scripts/reading.py), the "
+        "same on every run of one site: measured once, with no median or spread"
+    )
+    return figures
+
+
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     import argparse
 
@@ -399,7 +434,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         "--skip",
         nargs="*",
         default=[],
-        choices=["build", "record", "suite", "peer", "lighthouse"],
+        choices=["build", "record", "suite", "peer", "lighthouse", "reading"],
         help="figures to leave out",
     )
     p.add_argument(
@@ -412,6 +447,11 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         "--lighthouse-plain",
         action="store_true",
         help="serve the site to Lighthouse uncompressed (the default is gzip, as the host does)",
+    )
+    p.add_argument(
+        "--reading-before",
+        metavar="REF",
+        help="also count the reading report at this git commit, shown beside each reading figure",
     )
     p.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = p.parse_args(argv)
@@ -430,6 +470,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             figures.append(peer_ratio(root, args.repeat, work, ours))
         if "lighthouse" not in args.skip:
             figures += lighthouse_scores(root, args.lighthouse_runs, work, compress=not args.lighthouse_plain)
+        if "reading" not in args.skip:
+            figures += reading_figures(root, work, args.reading_before)
     machine = Machine({"cpu": this_cpu(), "python": sys.version.split()[0]})
     print(
         f"Measured {time.strftime('%Y-%m-%d')} on {describe.cpu(machine)}, "
