@@ -59,6 +59,7 @@ _REQUIRES = {
 }
 SCHEMA = {
     "label": Key("a string", schema.text, required=True),
+    "short": Key("a string of a word or two", schema.text),
     "provides": Key("a list of strings", schema.some_texts, required=True),
     "description": Key("a string", schema.text, required=True),
     "env": Key("a table of strings", schema.text_table, default={}),
@@ -119,6 +120,12 @@ class Target:
     device: Device | None = None
     #: An emulated target's host's environment, where its check must print something else.
     host_env: tuple[tuple[str, str], ...] = ()
+    #: Its tab's label, a word or two so that the tabs fit a phone; ``label`` when not given.
+    short: str = ""
+
+    @property
+    def tab(self) -> str:
+        return self.short or self.label
 
     @property
     def needs_device(self) -> bool:
@@ -243,6 +250,7 @@ def _check_entry(name: str, entry: object, where: str) -> Target:
         tuple(runs_on),
         host,
         device,
+        short=(v["short"] or "").strip(),
     )
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 from ..config import devices
 from .machines import Machine
 from .store import Recording
@@ -47,21 +50,41 @@ def machine(m: Machine) -> str:
     return f"{g} with {cpu(m)}" if g else cpu(m)
 
 
-def provenance(rec: Recording, target: str | None = None) -> str:
-    """One line: when, on what (and what the target made of it), which versions, how long."""
-    m = rec.machine
-    parts = [f"Recorded {rec.recorded_at[:10]} on {machine(m)}"]
-    if target:
-        parts.append(target)
-    parts.append(f"Python {m.version('python')}")
-    for lib in ("torch", "numpy"):
-        if m.version(lib):
-            parts.append(f"{lib} {m.version(lib)}")
-    parts.append(f"{rec.duration_s:.1f} s")
-    load = busy(rec)
-    if load:
-        parts.append(load)
-    return " · ".join(parts)
+def short_cpu(m: Machine) -> str:
+    """The CPU in a few words: its make and family, its most telling feature and its cores
+    ("Intel Xeon (AMX-BF16), 16 cores")."""
+    model = str(m.cpu.get("model") or "unknown CPU")
+    model = re.sub(r"\((R|TM|tm|r)\)|\bCPU\b|\bProcessor\b|@.*$|\b\d+-Core\b", "", model)
+    model = " ".join(model.split()) or "unknown CPU"
+    feature = telling_features(m)[:1]
+    cores = m.cpu.get("cores")
+    return model + (f" ({feature[0]})" if feature else "") + (f", {cores} cores" if cores else "")
+
+
+def short_machine(m: Machine, device_code: bool) -> str:
+    """The machine as one output's line names it: the device for code that ran on it, else the
+    CPU, and the device beside it ("Intel Xeon (AMX-BF16), 16 cores, beside an NVIDIA H200")."""
+    device = m.device
+    if device and device_code:
+        return str(device.get("name") or "an unnamed device")
+    return short_cpu(m) + (f", beside an {device.get('name')}" if device else "")
+
+
+def anchor(m: Machine) -> str:
+    """The id of a machine's description on the recordings page: one per stored identity."""
+    return "machine-" + hashlib.sha256(repr(m.identity).encode()).hexdigest()[:10]
+
+
+def provenance(rec: Recording, device_code: bool = False) -> str:
+    """One output's line: the machine in a few words, torch, the date and the run time."""
+    torch = rec.machine.version("torch")
+    parts = [
+        short_machine(rec.machine, device_code),
+        f"torch {torch.split('+')[0]}" if torch else "",
+        rec.recorded_at[:10],
+        f"{rec.duration_s:.1f} s" + (f" a run, {1 + len(rec.runs)} runs" if rec.runs else ""),
+    ]
+    return " · ".join(p for p in parts if p)
 
 
 def busy(rec: Recording) -> str | None:
@@ -69,8 +92,12 @@ def busy(rec: Recording) -> str | None:
     measured it: "other load 3% before, 1% after". None when it was not measured (a snippet
     that times nothing, an older recording) or the figure cannot be read."""
     figure = getattr(rec, "busy", None)
-    if not isinstance(figure, dict):
-        return None
+    return load_words(figure) if isinstance(figure, dict) else None
+
+
+def load_words(figure: dict) -> str | None:
+    """``other load 3% before, 1% after``, for the pages and the recorder's progress line;
+    None when the figure holds no share it can read."""
     shown = []
     for when in ("before", "after"):
         value = figure.get(when)

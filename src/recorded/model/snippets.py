@@ -53,8 +53,55 @@ class Snippet:
         return code_sha256(self.path.read_bytes())
 
     def display_source(self) -> str:
-        """The code as a reader should copy it: without the metadata header."""
+        """The code as a page shows it: without the metadata header."""
         return strip_metadata(self.path.read_text(encoding="utf-8"))
+
+    def segments(self) -> list[Segment]:
+        """The shown code cut at its regions (see ``segments``)."""
+        return segments(self.display_source())
+
+
+#: The folding comments editors already understand (VS Code, PyCharm): a region of code that is
+#: not the example's point (the timing rule, helpers, setup) starts with ``# region NAME``
+#: and ends with ``# endregion``, each on a line of its own.
+_REGION = re.compile(r"^[ \t]*#[ \t]*region\b[ \t]*(?P<name>.*?)[ \t]*$")
+_END_REGION = re.compile(r"^[ \t]*#[ \t]*endregion\b.*$")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of shown code: the example's own lines, or a region a page folds to its name."""
+
+    code: str  #: the lines, without the region's marker comments
+    region: str | None = None  #: the region's name; None for the example's own lines
+    line: int = 1  #: where it starts in the shown code, 1-based
+
+    @property
+    def lines(self) -> int:
+        return len(self.code.splitlines())
+
+
+def segments(code: str) -> list[Segment]:
+    """The code cut into the example's own lines and its regions, in order, the marker
+    comments left out. A region never closed runs to the end; regions do not nest (an inner
+    ``# region`` line is kept as a comment of the outer one)."""
+    found: list[Segment] = []
+    lines = code.splitlines()
+    current: list[str] = []
+    region: str | None = None
+    start = 1
+    for number, line in enumerate(lines, 1):
+        opening = _REGION.match(line) if region is None else None
+        if opening or (region is not None and _END_REGION.match(line)):
+            if any(x.strip() for x in current):
+                found.append(Segment("\n".join(current).strip("\n"), region, start))
+            current, start = [], number + 1
+            region = (opening.group("name") or "setup") if opening else None
+            continue
+        current.append(line)
+    if any(x.strip() for x in current):
+        found.append(Segment("\n".join(current).strip("\n"), region, start))
+    return found
 
 
 def code_sha256(source: bytes) -> str:

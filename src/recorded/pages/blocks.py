@@ -34,7 +34,7 @@ import yaml
 from ..config import targets as targets_
 
 NAME = "recorded"
-KEYS = ("expect", "expect_on")
+KEYS = ("expect", "expect_on", "unfold")
 #: A block's header, wherever it stands: at the left margin (``prefix`` empty) it is a block;
 #: after indentation, ``>`` or a list marker it is one nested in something else.
 HEADER = re.compile(
@@ -64,6 +64,8 @@ class Block:
     snippet: str
     expect: tuple[str, ...] = ()
     expect_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The snippet's regions this block shows open: where a page teaches what they hold.
+    unfold: tuple[str, ...] = ()
     #: Line of each claim, counted from the block's first body line (0), for messages.
     claim_lines: dict[str, int] = field(default_factory=dict, compare=False)
 
@@ -117,7 +119,10 @@ def parse(argument: str | None, body: str, targets: tuple[str, ...] | None = Non
             "(declared in pyproject.toml under [tool.recorded.targets])."
         )
     expect_on = {t: _lines(v, f"expect_on.{t}") for t, v in on.items()}
-    return Block(snippet, expect, expect_on, _claim_lines(node))
+    unfold = data.get("unfold", [])
+    if not isinstance(unfold, list) or not all(isinstance(v, str) for v in unfold):
+        raise BlockError("unfold must be a list of the snippet's region names, each a quoted string.")
+    return Block(snippet, expect, expect_on, tuple(unfold), _claim_lines(node))
 
 
 def _claim_lines(node) -> dict[str, int]:

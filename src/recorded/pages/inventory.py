@@ -25,6 +25,15 @@ def pages_showing(docs_dir: Path) -> dict[str, str]:
     return shown
 
 
+def recordings_page(docs_dir: Path) -> str:
+    """The page under docs/ that describes every recording and machine (its ``/// recordings``
+    block): where each output's provenance line links."""
+    for page in sorted(docs_dir.rglob("*.md")):
+        if any(line.startswith("/// recordings") for line in page.read_text(encoding="utf-8").splitlines()):
+            return page.relative_to(docs_dir).as_posix()
+    return "recordings.md"
+
+
 def entries(store: Store, problems: list[str] | None = None) -> list[Status]:
     """Every snippet on every target; a snippet that cannot be read is left out and said in
     ``problems`` when given (else SnippetError)."""

@@ -10,13 +10,14 @@ table cell would be read again as inline HTML); text inside an HTML string goes 
 
 from __future__ import annotations
 
+import html as html_
 import inspect
 
 from markdown import Markdown
 from markdown.util import AtomicString
 from pymdownx.highlight import Highlight
 
-from ..model import describe, escape
+from ..model import escape
 
 
 def element_text(value: object) -> AtomicString:
@@ -24,8 +25,19 @@ def element_text(value: object) -> AtomicString:
     return AtomicString(escape.visible(value))
 
 
-def provenance(rec, target) -> str:
-    return f'<p class="recorded-provenance">{escape.html(describe.provenance(rec, target.description))}</p>'
+def output_html(lines: list[str], claimed: list[int], notes: dict[int, str] | None = None) -> str:
+    """What a run printed, as a code block without syntax colouring (one text node a line,
+    not a span a token): the ``claimed`` lines (1-based) marked as Material marks
+    highlighted lines, and a quiet note after the lines in ``notes``. Without a copy button:
+    the code is what a reader copies. ``lines`` are already made visible (escape.visible)."""
+    notes = notes or {}
+    shown = []
+    for number, line in enumerate(lines, 1):
+        text = html_.escape(line, quote=False)
+        if number in notes:
+            text += f'<span class="recorded-runs">  {html_.escape(notes[number], quote=False)}</span>'
+        shown.append(f'<span class="hll">{text}\n</span>' if number in claimed else text + "\n")
+    return f'<div class="language-text highlight recorded-output no-copy"><pre><code>{"".join(shown)}</code></pre></div>'
 
 
 def admonition(kind: str, title: str, body: str) -> str:

@@ -71,7 +71,7 @@ class RecordingsBlock(_TableBlock):
         etree.SubElement(block, "h2", {"id": "machines"}).text = element_text("Machines")
         for title, info in inventory.machines(items).items():
             m = info["machine"]
-            etree.SubElement(block, "h3").text = element_text(title)
+            etree.SubElement(block, "h3", {"id": describe.anchor(m)}).text = element_text(title)
             facts = etree.SubElement(block, "ul")
             for label, value in (
                 (

@@ -12,6 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from ..model.describe import load_words
+
 #: Above this share of the CPUs used by other work, timings are not to be trusted.
 LIMIT = 0.25
 WINDOW_S = 0.5
@@ -53,9 +55,8 @@ def cpus() -> int:
 
 
 def describe(busy: dict) -> str:
-    """``other load 3% before, 1% after`` for the page and the progress line."""
-    parts = [f"{busy[k] * 100:.0f}% {k}" for k in ("before", "after") if busy.get(k) is not None]
-    return "other load " + ", ".join(parts) if parts else "other load unknown"
+    """``other load 3% before, 1% after`` for the progress line (the pages' words)."""
+    return load_words(busy) or "other load unknown"
 
 
 def too_busy(busy: dict) -> bool:

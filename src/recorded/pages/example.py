@@ -1,0 +1,276 @@
+"""One example on a page, as a reader meets it: the snippet's code with its regions folded,
+then what it printed, on the machines that recorded it.
+
+- The code: the example's own lines, and each region (``# region NAME`` … ``# endregion``)
+  folded to one labelled line that opens in place; the block's ``unfold`` names the ones
+  shown open. The copy button copies the whole runnable file.
+- The output: one tab per kind of machine that recorded the example, in the configured
+  order, so the first tab is the first recorded kind; output printed alike on several
+  machines is shown once, with one line naming them. Under each output, one provenance
+  line (the machine in a few words, torch, date, run time) links to the machine's full
+  description on the recordings page. Beside a timing verdict, how many of the fresh runs
+  gave it. Kinds with no recording of the example are one muted line; a kind with no
+  recording anywhere is left to the recordings page.
+- A problem (a claim not printed, a recording that must be fresh and is not, an unreadable
+  one) is a warning, which fails a strict build, and a box on the page, so a preview shows it.
+
+Every text that came from a recording is escaped (model/escape.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..config.targets import Target
+from ..model import claims, describe, escape, lines
+from ..model.snippets import Snippet
+from ..model.store import Recording, State, Status, Store, must_be_fresh
+from . import blocks, markup
+
+#: The states whose recording a page shows: a good run, or a failure worth seeing.
+SHOWN = (State.FRESH, State.FAILED)
+
+
+@dataclass
+class Context:
+    """What rendering an example needs from the page and the build."""
+
+    store: Store
+    where: str  #: "page.md:line", for messages
+    strict: bool  #: the release rule: every target's recordings must be fresh
+    here: list[str]  #: the targets this machine is
+    highlight: Callable[..., str]  #: the page's code highlighter
+    link: Callable[[str], str]  #: a machine's anchor -> its URL on the recordings page
+    recorded_anywhere: Callable[[str], bool]  #: whether a target has any recording at all
+    fix: Callable[[str, str], str]  #: (snippet, target) -> the command that records it
+    problems: list[str] = field(default_factory=list)
+
+
+def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> str:
+    """The example's HTML, after its problems (each also in ``ctx.problems``)."""
+    code = _code(snippet, spec, ctx)
+    statuses = [ctx.store.status(snippet, t.name) for t in ctx.store.targets]
+    for status in statuses:
+        _check(spec, status, ctx)
+    shown = [s for s in statuses if s.state in SHOWN and s.recording is not None]
+    output = _outputs(spec, snippet, shown, ctx, count) + _not_recorded(statuses, ctx)
+    problems = ""
+    if ctx.problems:
+        items = "".join(f"<li>{escape.html(p)}</li>" for p in ctx.problems)
+        problems = (
+            '<div class="admonition failure recorded-problems"><p class="admonition-title">'
+            f"This example needs attention</p><ul>{items}</ul></div>"
+        )
+    return problems + code + output
+
+
+# -- the code ----------------------------------------------------------------------------
+
+
+def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
+    segments = snippet.segments()
+    names = {s.region for s in segments if s.region}
+    for name in spec.unfold:
+        if name not in names:
+            _problem(
+                ctx,
+                f"{snippet.name} has no region {name!r} to unfold; its regions are "
+                f"{sorted(names) or 'none'} (`# region NAME` … `# endregion`).",
+            )
+    carrier = next((i for i, s in enumerate(segments) if s.region is None), 0)
+    parts = []
+    for i, seg in enumerate(segments):
+        # One copy button, on the first lines shown; it copies the whole file (data-copy).
+        block = ctx.highlight(
+            seg.code,
+            "python",
+            title=snippet.name if i == carrier else None,
+            extra="" if i == carrier else "no-copy",
+        )
+        if seg.region is None:
+            parts.append(block)
+            continue
+        opened = " open" if seg.region in spec.unfold else ""
+        parts.append(
+            f'<details class="recorded-region"{opened}><summary>{escape.html(seg.region)} '
+            f'<span class="recorded-region-lines">{seg.lines} lines</span></summary>{block}</details>'
+        )
+    whole = snippet.path.read_text(encoding="utf-8")
+    return f'<div class="recorded-code" data-copy="{escape.html(whole)}">{"".join(parts)}</div>'
+
+
+# -- the outputs -----------------------------------------------------------------------------
+
+
+def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Context, count: int) -> str:
+    if not shown:
+        return ""
+    store = ctx.store
+    device_code = store.targets.device_for(snippet.requires) is not None
+    printed = {_printed(s.recording) for s in shown if s.recording is not None}
+    if len(shown) >= 2 and len(printed) == 1 and all(s.state is State.FRESH for s in shown):
+        first = shown[0].recording
+        assert first is not None
+        lines_ = sorted({n for s in shown for n in _claimed(spec, s)})
+        names = ", ".join(_machine_link(s, device_code, ctx) for s in shown)
+        return (
+            f'<div class="recorded-once">{_output(first, lines_)}'
+            f'<p class="recorded-provenance">Printed alike on {len(shown)} machines: {names}.</p></div>'
+        )
+    tabs = []
+    for s in shown:
+        target, rec = store.targets.get(s.target), s.recording
+        assert rec is not None
+        if s.state is State.FAILED:
+            tail = escape.visible("\n".join(rec.stderr[-15:])) or "(no error output)"
+            body = markup.admonition(
+                "failure",
+                "This run failed",
+                f"It ended with status <code>{escape.html(rec.status)}</code> "
+                f"(exit code {escape.html(rec.exit_code)}); the end of its error output:",
+            ) + markup.output_html(tail.split("\n"), [])
+        else:
+            body = _output(rec, _claimed(spec, s))
+        tabs.append((target.tab, body + _provenance(s, target, device_code, ctx)))
+    return markup.tabbed(f"__recorded_{count}", tabs)
+
+
+def _output(rec: Recording, claimed: list[int]) -> str:
+    """What a run printed, the lines the page relies on marked, and beside each timing
+    verdict how many of the fresh runs gave it."""
+    notes = {n: _runs_note(rec, n) for n in range(len(rec.stdout))}
+    out = markup.output_html(
+        [escape.visible(line) for line in rec.stdout] or ["(printed nothing)"],
+        claimed,
+        {n + 1: note for n, note in notes.items() if note},
+    )
+    if rec.stderr:
+        out += (
+            '<details class="recorded-stderr"><summary>It also wrote to stderr</summary>'
+            + markup.output_html([escape.visible(line) for line in rec.stderr], [])
+            + "</details>"
+        )
+    return out
+
+
+def _runs_note(rec: Recording, index: int) -> str:
+    """For a timing verdict on line ``index`` of the shown run: "in 3 of 3 runs", or what the
+    other runs said; "" for any other line."""
+    said = lines.verdict(rec.stdout[index])
+    if said is None or said[1] not in lines.TIMING_VERDICTS:
+        return ""
+    label, value = said
+    nth = sum(1 for line in rec.stdout[:index] if (v := lines.verdict(line)) and v[0] == label)
+    answers = [_nth_verdict(out, label, nth) for out in rec.outputs]
+    runs = len(answers)
+    held = answers.count(value)
+    others = sorted({a for a in answers if a != value}, key=str)
+    rest = "; " + ", ".join(f"{a or 'not printed'} in {answers.count(a)}" for a in others) if others else ""
+    return f"{value} in {held} of {runs} run{'s' * (runs != 1)}{rest}"
+
+
+def _nth_verdict(stdout: list[str], label: str, nth: int) -> str | None:
+    found = [v[1] for line in stdout if (v := lines.verdict(line)) and v[0] == label]
+    return found[nth] if nth < len(found) else None
+
+
+def _provenance(status: Status, target: Target, device_code: bool, ctx: Context) -> str:
+    rec = status.recording
+    assert rec is not None
+    emulated = f"{target.label}: " if target.emulated else ""
+    busy = describe.busy(rec)
+    loaded = f" · busy machine, {busy}" if busy and rec.busy and _too_busy(rec.busy) else ""
+    words = escape.html(emulated + describe.provenance(rec, device_code) + loaded)
+    href = escape.html(ctx.link(describe.anchor(rec.machine)))
+    return f'<p class="recorded-provenance">{words} · <a href="{href}">the machine</a></p>'
+
+
+def _machine_link(status: Status, device_code: bool, ctx: Context) -> str:
+    rec = status.recording
+    assert rec is not None
+    target = ctx.store.targets.get(status.target)
+    name = target.label if target.emulated else describe.short_machine(rec.machine, device_code)
+    href = escape.html(ctx.link(describe.anchor(rec.machine)))
+    return f'<a href="{href}">{escape.html(name)}</a>'
+
+
+def _too_busy(figure: dict) -> bool:
+    return any(
+        isinstance(v, (int, float)) and v > 0.25 for k, v in figure.items() if k in ("before", "after")
+    )
+
+
+def _not_recorded(statuses: list[Status], ctx: Context) -> str:
+    """One muted line naming the kinds that have recorded other examples but not this one."""
+    missing = [
+        ctx.store.targets.get(s.target).tab
+        for s in statuses
+        if s.state in (State.MISSING, State.STALE) and ctx.recorded_anywhere(s.target)
+    ]
+    if not missing:
+        return ""
+    return f'<p class="recorded-provenance recorded-missing">Not recorded yet on {escape.html(", ".join(missing))}.</p>'
+
+
+def _printed(rec: Recording | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (tuple(rec.stdout), tuple(rec.stderr)) if rec else ((), ())
+
+
+# -- claims and problems ---------------------------------------------------------------------
+
+
+def _claimed(spec: blocks.Block, status: Status) -> list[int]:
+    """The 1-based lines of the shown run that the block claims for its target."""
+    rec = status.recording
+    if rec is None:
+        return []
+    found: set[int] = set()
+    for group in spec.claims_for(status.target):
+        found |= {i + 1 for i in claims.match(list(group), rec.stdout) if i is not None}
+    return sorted(found)
+
+
+def _check(spec: blocks.Block, status: Status, ctx: Context) -> None:
+    """Say, as a warning and on the page, what is wrong with the example on one target: a
+    claim not printed in every fresh run, or a recording that must be fresh and is not."""
+    target = ctx.store.targets.get(status.target)
+    name, rec = status.snippet.name, status.recording
+    insist = must_be_fresh(target, ctx.here, ctx.strict)
+    if status.state is State.INVALID:
+        _problem(ctx, status.reason)
+    elif status.state is State.MISSING and insist:
+        _problem(ctx, f"{name} has no {target.label} recording; run `{ctx.fix(name, target.name)}`.")
+    elif status.state is State.STALE and insist:
+        _problem(ctx, f"the {target.label} recording of {name} is stale; run `{ctx.fix(name, target.name)}`.")
+    elif status.state is State.FAILED and insist and rec is not None:
+        _problem(ctx, f"the {target.label} recording of {name} failed ({rec.status}); see its stderr.")
+    if status.state is not State.FRESH or rec is None:
+        return
+    if target.host is not None:  # an emulated tab is its host's machine, with limits set
+        host = ctx.store.status(status.snippet, target.host)
+        theirs = host.recording
+        if host.state is State.FRESH and theirs is not None and not rec.machine.same_as(theirs.machine):
+            differ = "; ".join(theirs.machine.differences(rec.machine))
+            _problem(
+                ctx,
+                f"the {target.label} recording of {name} was made on another machine than the "
+                f"{ctx.store.targets.get(target.host).label} one ({differ}); re-record both targets on one machine.",
+            )
+    for run, stdout in enumerate(rec.outputs, 1):
+        for group in spec.claims_for(status.target):
+            matched = claims.match(list(group), stdout)
+            missing = [c for c, i in zip(group, matched) if i is None]
+            if not missing:
+                continue
+            near = [f"{n!r} (for {c!r})" for c in missing if (n := claims.nearest(c, stdout)) is not None]
+            said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
+            which = f" in run {run} of {len(rec.outputs)}" if len(rec.outputs) > 1 else ""
+            _problem(
+                ctx,
+                f"the {target.label} recording of {name} does not print {missing!r}{which} ({claims.RULE}).{said}",
+            )
+
+
+def _problem(ctx: Context, message: str) -> None:
+    ctx.problems.append(message)
