@@ -10,7 +10,6 @@ axe) are in browser_support.py.
 
 from __future__ import annotations
 
-import html
 import itertools
 import os
 import re
@@ -28,11 +27,11 @@ from site_tools import serve_site as serve
 from browser_support import (
     PALETTES,
     SHOWN_TABS,
+    TAB_LABELS,
     assert_readable,
     axe_run,
     contrast_in_both_palettes,
     mkdocs_build,
-    show_tab,
     tabs_once_all_show,
 )
 from recorded.config.targets import load as load_targets
@@ -55,10 +54,7 @@ MAX_NOTEBOOK_ELEMENTS = 1_500  # the notebook page's DOM, once Material's script
 AXE = ROOT / ".cache" / "npm" / "node_modules" / "axe-core" / "axe.min.js"
 # The tabs, in order, as pyproject.toml declares them: the tests name no target themselves.
 TARGETS = list(load_targets(ROOT))
-FIRST_TAB = TARGETS[0]
 GPU = next(t for t in TARGETS if t.needs_device)
-# The notices a tab shows in place of an output, by kind; {} is the target's tab label.
-NOTICES = {"not-recorded": "Not recorded yet on {}", "not-applicable": "Not applicable on {}"}
 
 # -- fixtures ------------------------------------------------------------------------------
 
@@ -279,20 +275,43 @@ def test_every_image_has_alt_text(visits):
     assert not missing, f"images without alt text: {missing}"
 
 
-def test_choosing_cuda_once_switches_every_output_and_is_kept_across_pages(page, base_url):
-    first, gpu = FIRST_TAB.label, GPU.label
+def test_every_example_opens_on_its_first_recorded_kind_with_an_output(page, base_url, site):
+    order = [t.tab for t in TARGETS]
+    for path in site_pages(site):
+        page.goto(base_url + path)
+        shown, labels = page.evaluate(SHOWN_TABS), page.evaluate(TAB_LABELS)
+        assert shown == [tabs[0] for tabs in labels], f"{path}: opens on {shown}, its tabs are {labels}"
+        assert all(tabs == sorted(tabs, key=order.index) for tabs in labels), f"{path}: {labels}"
+        empty = page.evaluate(
+            """() => [...document.querySelectorAll('article div.recorded')]
+                .filter(b => ![...b.querySelectorAll('.recorded-output')].some(o => o.checkVisibility()))
+                .map(b => b.id)"""
+        )
+        assert empty == [], f"{path}: examples that open on no output: {empty}"
+
+
+def test_choosing_a_gpu_tab_once_switches_every_output_that_has_one_and_is_kept_across_pages(page, base_url):
+    gpu = GPU.tab
     page.goto(base_url + "measure/")
-    shown = page.evaluate(SHOWN_TABS)
-    assert len(shown) >= 2 and set(shown) == {first}, f"before choosing: {shown}"
-    page.locator("article .recorded-outputs").nth(1).get_by_text(gpu, exact=True).click()
-    assert set(tabs_once_all_show(page, gpu)) == {gpu}, f"{page.url} after choosing {gpu} once"
+    labels = page.evaluate(TAB_LABELS)
+    assert sum(gpu in tabs for tabs in labels) >= 2 and any(tabs[0] != gpu for tabs in labels), labels
+    index = next(i for i, tabs in enumerate(labels) if gpu in tabs and tabs[0] != gpu)
+    page.locator("article .recorded-outputs").nth(index).get_by_text(gpu, exact=True).click()
+    after = tabs_once_all_show(page, gpu)
+    assert all(shown == gpu for shown, tabs in zip(after, labels) if gpu in tabs), (
+        f"after choosing {gpu}: {after}"
+    )
 
     page.locator("a.md-footer__link--next").click()  # navigation.instant: no full reload
     page.wait_for_url(lambda url: "/measure/" not in url)
-    assert set(tabs_once_all_show(page, gpu)) == {gpu}, f"{page.url}, the next page"
+    kept, there = tabs_once_all_show(page, gpu), page.evaluate(TAB_LABELS)
+    assert all(shown == gpu for shown, tabs in zip(kept, there) if gpu in tabs), f"{page.url}: {kept}"
 
     page.goto(base_url + "vectorise/")
-    assert set(tabs_once_all_show(page, gpu)) == {gpu}, f"{page.url}, loaded afresh"
+    kept, there = tabs_once_all_show(page, gpu), page.evaluate(TAB_LABELS)
+    assert any(gpu in tabs for tabs in there) and all(
+        shown == gpu for shown, tabs in zip(kept, there) if gpu in tabs
+    ), f"{page.url}, loaded afresh: {kept}"
 
 
 def test_copy_button_copies_the_snippet_without_its_metadata_header(page, base_url):
@@ -329,27 +348,6 @@ def test_review_answers_and_cards_stay_closed_until_clicked(page, base_url):
         assert body.is_visible(), item.inner_text()
 
 
-@pytest.mark.parametrize("kind", NOTICES)
-def test_notices_are_shown_and_readable_in_both_palettes(page, site, base_url, kind):
-    """The first notice of its kind in a tab, on any page and for any target, in both palettes."""
-    found = [
-        (path, NOTICES[kind].format(t.label), t.label)
-        for t in TARGETS
-        for path in site_pages(site)
-        if f'class="admonition-title">{html.escape(NOTICES[kind].format(t.label))}</p>'
-        in (site / path / "index.html").read_text("utf-8")
-    ]
-    if not found:
-        pytest.skip(
-            f"no tab says {NOTICES[kind].format('...')!r} now; "
-            "test_stale_and_missing_notices_... checks one on a copy"
-        )
-    path, notice_title, label = found[0]
-    page.goto(base_url + path)
-    notice = show_tab(page, notice_title, label)
-    assert_readable(f"{notice_title!r} on {path}", contrast_in_both_palettes(page, notice))
-
-
 STALE_SNIPPET = "making_it_fast/01_vectorise"
 # A CPU target that has recorded the snippet: on the copy below its recording is stale.
 STALE_TAB = next(
@@ -380,16 +378,17 @@ def stale_site(tmp_path) -> Path:
     return tmp_path / "site"
 
 
-def test_stale_and_missing_notices_are_shown_and_readable_in_both_palettes(page, stale_site):
+def test_the_not_recorded_line_and_the_problem_box_are_shown_and_readable_in_both_palettes(page, stale_site):
     assert STALE_TAB is not None, f"no CPU target has a recording of {STALE_SNIPPET} to make stale"
     with serve(stale_site) as url:
         page.goto(url + "vectorise/")
-        for notice_title, label in (
-            (f"Stale {STALE_TAB.label} recording", STALE_TAB.label),
-            (NOTICES["not-recorded"].format(GPU.label), GPU.label),
-        ):
-            notice = show_tab(page, notice_title, label)
-            assert_readable(f"{notice_title!r}", contrast_in_both_palettes(page, notice))
+        block = page.locator(f"#{STALE_SNIPPET.replace('_', '-').replace('/', '-')}")
+        missing = block.locator(".recorded-missing")
+        assert missing.is_visible() and STALE_TAB.tab in missing.inner_text(), block.inner_html()[:500]
+        assert_readable("the not-recorded line", contrast_in_both_palettes(page, missing))
+        box = block.locator(".recorded-problems")  # this machine's kind is stale too
+        assert box.is_visible() and "stale" in box.inner_text()
+        assert_readable("the problem box", contrast_in_both_palettes(page, box))
 
 
 # The claim bar, in tabs and in an output shown once for every machine.

@@ -114,12 +114,11 @@ def test_a_made_up_accelerator_is_recorded_shown_and_guarded_with_no_engine_chan
 
     html = Project(npu_project).render((npu_project / "docs" / "index.md").read_text())
     (npu_tabs,) = output_tabs(html)  # the first block printed alike on both: shown once
-    assert list(npu_tabs) == ["CPU", "NPU"]
+    assert list(npu_tabs) == ["NPU"]  # the CPU cannot run it: no tab, no mention
     assert highlighted(npu_tabs["NPU"]) == ["npu says: 42"]
-    assert "Made-up NPU 1 (16 GiB, cores 8) with " in npu_tabs["NPU"]
-    assert "a made-up NPU beside the CPU" in npu_tabs["NPU"]
-    assert "Not applicable on CPU" in npu_tabs["CPU"]
-    assert "<strong>NPU</strong>: Recorded " in html and highlighted(html)[0] == "cpu says: 1"
+    assert '<p class="recorded-provenance">Made-up NPU 1 · torch ' in npu_tabs["NPU"]  # the device it ran on
+    assert "Printed alike on 2 machines:" in html and ", with Made-up NPU 1." in html
+    assert highlighted(html)[0] == "cpu says: 1"
     assert warnings() == []
 
     (lesson,) = load_lessons(npu_project).values()

@@ -54,7 +54,7 @@ def short_cpu(m: Machine) -> str:
     """The CPU in a few words: its make and family, its most telling feature and its cores
     ("Intel Xeon (AMX-BF16), 16 cores")."""
     model = str(m.cpu.get("model") or "unknown CPU")
-    model = re.sub(r"\((R|TM|tm|r)\)|\bCPU\b|\bProcessor\b|@.*$|\b\d+-Core\b", "", model)
+    model = re.sub(r"\((R|TM|tm|r)\)|\bCPU\s*@.*$|@.*$|\bProcessor\b|\b\d+-Core\b", "", model)
     model = " ".join(model.split()) or "unknown CPU"
     feature = telling_features(m)[:1]
     cores = m.cpu.get("cores")
@@ -63,11 +63,11 @@ def short_cpu(m: Machine) -> str:
 
 def short_machine(m: Machine, device_code: bool) -> str:
     """The machine as one output's line names it: the device for code that ran on it, else the
-    CPU, and the device beside it ("Intel Xeon (AMX-BF16), 16 cores, beside an NVIDIA H200")."""
+    CPU, with the device it sat beside ("Intel Xeon (AMX-BF16), 16 cores, with NVIDIA H200")."""
     device = m.device
     if device and device_code:
         return str(device.get("name") or "an unnamed device")
-    return short_cpu(m) + (f", beside an {device.get('name')}" if device else "")
+    return short_cpu(m) + (f", with {device.get('name')}" if device else "")
 
 
 def anchor(m: Machine) -> str:

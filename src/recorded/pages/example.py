@@ -41,7 +41,7 @@ class Context:
     strict: bool  #: the release rule: every target's recordings must be fresh
     here: list[str]  #: the targets this machine is
     highlight: Callable[..., str]  #: the page's code highlighter
-    link: Callable[[str], str]  #: a machine's anchor -> its URL on the recordings page
+    link: Callable[[str], str | None]  #: a machine's anchor -> its URL on the recordings page
     recorded_anywhere: Callable[[str], bool]  #: whether a target has any recording at all
     fix: Callable[[str, str], str]  #: (snippet, target) -> the command that records it
     problems: list[str] = field(default_factory=list)
@@ -96,7 +96,8 @@ def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
             f'<details class="recorded-region"{opened}><summary>{escape.html(seg.region)} '
             f'<span class="recorded-region-lines">{seg.lines} lines</span></summary>{block}</details>'
         )
-    whole = snippet.path.read_text(encoding="utf-8")
+    # The copy button copies the runnable file as the page shows it, every region in it.
+    whole = snippet.display_source()
     return f'<div class="recorded-code" data-copy="{escape.html(whole)}">{"".join(parts)}</div>'
 
 
@@ -126,7 +127,7 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Con
             tail = escape.visible("\n".join(rec.stderr[-15:])) or "(no error output)"
             body = markup.admonition(
                 "failure",
-                "This run failed",
+                f"The last {target.label} run failed",
                 f"It ended with status <code>{escape.html(rec.status)}</code> "
                 f"(exit code {escape.html(rec.exit_code)}); the end of its error output:",
             ) + markup.output_html(tail.split("\n"), [])
@@ -182,17 +183,18 @@ def _provenance(status: Status, target: Target, device_code: bool, ctx: Context)
     busy = describe.busy(rec)
     loaded = f" · busy machine, {busy}" if busy and rec.busy and _too_busy(rec.busy) else ""
     words = escape.html(emulated + describe.provenance(rec, device_code) + loaded)
-    href = escape.html(ctx.link(describe.anchor(rec.machine)))
-    return f'<p class="recorded-provenance">{words} · <a href="{href}">the machine</a></p>'
+    href = ctx.link(describe.anchor(rec.machine))
+    link = f' · <a href="{escape.html(href)}">the machine</a>' if href else ""
+    return f'<p class="recorded-provenance">{words}{link}</p>'
 
 
 def _machine_link(status: Status, device_code: bool, ctx: Context) -> str:
     rec = status.recording
     assert rec is not None
     target = ctx.store.targets.get(status.target)
-    name = target.label if target.emulated else describe.short_machine(rec.machine, device_code)
-    href = escape.html(ctx.link(describe.anchor(rec.machine)))
-    return f'<a href="{href}">{escape.html(name)}</a>'
+    name = escape.html(target.label if target.emulated else describe.short_machine(rec.machine, device_code))
+    href = ctx.link(describe.anchor(rec.machine))
+    return f'<a href="{escape.html(href)}">{name}</a>' if href else name
 
 
 def _too_busy(figure: dict) -> bool:
@@ -258,18 +260,19 @@ def _check(spec: blocks.Block, status: Status, ctx: Context) -> None:
                 f"{ctx.store.targets.get(target.host).label} one ({differ}); re-record both targets on one machine.",
             )
     for run, stdout in enumerate(rec.outputs, 1):
+        missing = []
         for group in spec.claims_for(status.target):
             matched = claims.match(list(group), stdout)
-            missing = [c for c, i in zip(group, matched) if i is None]
-            if not missing:
-                continue
-            near = [f"{n!r} (for {c!r})" for c in missing if (n := claims.nearest(c, stdout)) is not None]
-            said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
-            which = f" in run {run} of {len(rec.outputs)}" if len(rec.outputs) > 1 else ""
-            _problem(
-                ctx,
-                f"the {target.label} recording of {name} does not print {missing!r}{which} ({claims.RULE}).{said}",
-            )
+            missing += [c for c, i in zip(group, matched) if i is None]
+        if not missing:
+            continue
+        near = [f"{n!r} (for {c!r})" for c in missing if (n := claims.nearest(c, stdout)) is not None]
+        said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
+        which = f" in run {run} of {len(rec.outputs)}" if len(rec.outputs) > 1 else ""
+        _problem(
+            ctx,
+            f"the {target.label} recording of {name} does not print {missing!r}{which} ({claims.RULE}).{said}",
+        )
 
 
 def _problem(ctx: Context, message: str) -> None:

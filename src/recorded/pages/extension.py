@@ -46,7 +46,7 @@ log.addFilter(_Visible())
 class _Page:
     """What the extension knows about the page being converted."""
 
-    def __init__(self, md: Markdown, recordings_page: str = "recordings.md"):
+    def __init__(self, md: Markdown, recordings_page: str | None = None):
         self.md = md
         self.recordings_page = recordings_page
         self.blocks: tuple[blocks.Found, ...] = ()  # as blocks.read finds them, nested ones too
@@ -82,10 +82,10 @@ class _Page:
         line = self.blocks[index].line if index is not None else "?"
         return f"{self.name}:{line}"
 
-    def link_to_machine(self, anchor: str) -> str:
+    def link_to_machine(self, anchor: str) -> str | None:
         """The URL, from this page, of a machine's description on the recordings page (the
-        page holding a ``/// recordings`` block)."""
-        return self.url_of(self.recordings_page, anchor)
+        page holding a ``/// recordings`` block); None in a site without one."""
+        return self.url_of(self.recordings_page, anchor) if self.recordings_page else None
 
     def url_of(self, src_uri: str, fragment: str = "") -> str:
         """A page's URL relative to this one, as MkDocs would write a Markdown link to it."""

@@ -25,13 +25,13 @@ def pages_showing(docs_dir: Path) -> dict[str, str]:
     return shown
 
 
-def recordings_page(docs_dir: Path) -> str:
+def recordings_page(docs_dir: Path) -> str | None:
     """The page under docs/ that describes every recording and machine (its ``/// recordings``
-    block): where each output's provenance line links."""
-    for page in sorted(docs_dir.rglob("*.md")):
+    block), where each output's provenance line links; None in a site without one."""
+    for page in sorted(Path(docs_dir).rglob("*.md")):
         if any(line.startswith("/// recordings") for line in page.read_text(encoding="utf-8").splitlines()):
             return page.relative_to(docs_dir).as_posix()
-    return "recordings.md"
+    return None
 
 
 def entries(store: Store, problems: list[str] | None = None) -> list[Status]:
