@@ -502,8 +502,20 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
     assert head[1:4] == ["Big CPU", "Big CPU limited", "Other CPU"]
     assert table_rows(html) == [
         ["counted The lesson › Counting", "True", "True", "not recorded yet on this kind of machine", "no"],
-        ["A/A The lesson › Timing it", "within noise", "stale", "within noise", "no"],
-        ["fast here The lesson › Timing it", "faster", "stale", "slower", "yes"],
+        [
+            "A/A The lesson › Timing it",
+            "within noise (in 1 of 1 run)",
+            "stale",
+            "within noise (in 1 of 1 run)",
+            "no",
+        ],
+        [
+            "fast here The lesson › Timing it",
+            "faster (in 1 of 1 run)",
+            "stale",
+            "slower (in 1 of 1 run)",
+            "yes",
+        ],
         ["claimed only The lesson › Timing it", "not printed", "stale", "not printed", "not known yet"],
     ]
     assert re.search(
@@ -511,7 +523,10 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
         r'href="lesson.md#lesson-02-time">The lesson › Timing it</a></th>',
         html,
     )
-    assert '<td class="verdict-value verdict-faster">faster</td>' in html
+    assert (
+        '<td class="verdict-value verdict-faster">faster<span class="verdict-runs"> (in 1 of 1 run)</span></td>'
+        in html
+    )
     assert warnings() == []
 
 

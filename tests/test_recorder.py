@@ -1043,7 +1043,7 @@ def test_a_listing_piped_into_head_ends_without_a_traceback():
 KEYED = '''\
 # /// script
 # [tool.recorded]
-# timing = true
+# timeout = 30
 # ///
 """A docstring is code."""
 x = 1  # a comment
@@ -1057,7 +1057,7 @@ def f():
 
 def edited(change: str) -> str:
     return {
-        "comments": KEYED.replace("# a comment", "# a better comment").replace("timing = true", "timeout = 9")
+        "comments": KEYED.replace("# a comment", "# a better comment").replace("timeout = 30", "timeout = 9")
         + "# region helpers\n# endregion\n",
         "blank lines and trailing spaces": KEYED.replace("x = 1", "x = 1   ").replace("\n\n\n", "\n\n\n\n\n"),
         "a string": KEYED.replace("nor this", "nor that"),

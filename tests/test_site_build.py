@@ -198,7 +198,10 @@ def test_the_machine_table_page_is_built_in_the_nav_with_linked_rows(throwaway_s
         ("verdict-same", "rounds to one", "../lesson/#lesson-01-limits"),
         ("verdict-changes", "faster here", "../lesson/#lesson-02-speed"),
     ]
-    assert '<td class="verdict-value verdict-slower">slower</td>' in table
+    assert (
+        '<td class="verdict-value verdict-slower">slower<span class="verdict-runs"> (in 1 of 1 run)</span></td>'
+        in table
+    )
 
 
 def test_a_stale_required_recording_fails_the_build_and_the_table_says_stale(tmp_path):

@@ -144,8 +144,11 @@ class RecordedParser:
             fix = f"  fix: {record_command(snippet.name, target, this_python(self.store.root))}"
             insist = must_be_fresh(t, self._here, strict())
             if state is State.FRESH and rec is not None:
-                for group in spec.claims_for(target):
-                    problems += check_claims(list(group), rec.stdout, where, locate)
+                # Every fresh run must print the claims: a decisive verdict holds only if each run gave it.
+                for run, stdout in enumerate(rec.outputs, 1):
+                    shown = f"{where}, run {run} of {len(rec.outputs)}" if len(rec.outputs) > 1 else where
+                    for group in spec.claims_for(target):
+                        problems += check_claims(list(group), stdout, shown, locate)
             elif state is State.INVALID:
                 problems.append(f"{where}: {reason}")
             elif state is not State.NOT_APPLICABLE and insist:

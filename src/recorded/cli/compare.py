@@ -192,6 +192,7 @@ def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: l
                 fail_fast=opts.fail_fast,
                 on_run=keep,
                 refuse_busy=opts.refuse_busy,
+                runs=opts.runs or 1,
             )
         if here:
             machine = machine_words(next(iter(here.values())).machine)

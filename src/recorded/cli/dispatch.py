@@ -7,11 +7,13 @@ JSON and exits without starting torch.
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sys
 from pathlib import Path
 
-from ..config import lessons
+from ..config import lessons, settings
+from ..config.schema import ConfigError
 from ..config.targets import TargetError
 from ..model.escape import SafeStream
 from ..model.snippets import SnippetError
@@ -62,7 +64,9 @@ def _main(argv: list[str] | None, root: Path | None, prog: str | None) -> int:
     made: list[Recording] = []
     try:
         published = Store(root)
-    except TargetError as exc:
+        if opts.runs is None:
+            opts = dataclasses.replace(opts, runs=settings.load(root).runs)
+    except ConfigError as exc:
         print(f"{name}: {exc} Nothing was run or written.", file=sys.stderr)
         return 2
     try:

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config.settings import MAX_RUNS
 from ..model.store import this_python
 from ..recorder.bundles import MAX_BUNDLE_MB
 
@@ -38,7 +39,8 @@ class Options:
     replace_machine: bool = False
     timeout: float | None = None
     fail_fast: bool = False
-    refuse_busy: bool = False
+    refuse_busy: bool = True  # a timing run on a busy machine is not kept (--keep-busy keeps it)
+    runs: int | None = None  # fresh runs of a timing snippet; None: the project's setting
     strict: bool = False
     bundle: str | None = None
     allow_stale: bool = False
@@ -171,12 +173,25 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         help="per-snippet limit (default: the snippet's own, else 300)",
     )
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
-    p.add_argument(
+    busy = p.add_mutually_exclusive_group()
+    busy.add_argument(
         "--refuse-busy",
         action="store_true",
-        help="do not record a timing snippet (metadata timing = true) while other work "
-        "uses more than a quarter of the CPUs, before or after its run; without "
-        "it the recorder warns and records the figure",
+        help="the default: do not record a timing snippet (metadata timing = true) while other "
+        "work uses more than a quarter of the CPUs, before or after a run",
+    )
+    busy.add_argument(
+        "--keep-busy",
+        action="store_true",
+        help="keep a timing snippet's run even when other work used more than a quarter of the "
+        "CPUs around it (the recording says how busy the machine was)",
+    )
+    p.add_argument(
+        "--runs",
+        type=int,
+        metavar="N",
+        help="how many times to run each timing snippet, each in a fresh process (default: "
+        "[tool.recorded] runs in pyproject.toml, else 3); the page shows how many runs gave each verdict",
     )
     modes = p.add_mutually_exclusive_group()
     modes.add_argument(
@@ -246,6 +261,8 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
     args = p.parse_args(argv)
     if args.timeout is not None and args.timeout <= 0:
         p.error("--timeout takes a positive number of seconds")
+    if args.runs is not None and not 1 <= args.runs <= MAX_RUNS:
+        p.error(f"--runs takes a whole number from 1 to {MAX_RUNS}")
     if args.bundle and (args.check or args.list or args.import_):
         p.error("--bundle goes with a run that records (or --compare), not with --check, --list or --import")
     if args.allow_stale and not args.import_:
@@ -281,7 +298,8 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         replace_machine=args.replace_machine,
         timeout=args.timeout,
         fail_fast=args.fail_fast,
-        refuse_busy=args.refuse_busy,
+        refuse_busy=not args.keep_busy,
+        runs=args.runs,
         strict=args.strict,
         bundle=args.bundle,
         allow_stale=args.allow_stale,

@@ -108,6 +108,7 @@ def do_record(
                 admit=admits,
                 on_run=None if opts.replace_machine else keep,
                 refuse_busy=opts.refuse_busy,
+                runs=opts.runs or 1,
             )
 
         try:

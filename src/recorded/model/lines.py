@@ -60,3 +60,22 @@ def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
         seen[(line.kind, line.label)] = n + 1
         found[(line.kind, line.label, n)] = line
     return found
+
+
+def answers(outputs: list[list[str]], label: str, nth: int = 0) -> list[str | None]:
+    """What each run said on its ``nth`` verdict line with this label (None where it printed
+    none): the fresh runs of one recording, counted line by line."""
+    found = []
+    for stdout in outputs:
+        said = [v[1] for line in stdout if (v := verdict(line)) and v[0] == label]
+        found.append(said[nth] if nth < len(said) else None)
+    return found
+
+
+def runs_note(outputs: list[list[str]], value: str, label: str, nth: int = 0) -> str:
+    """How often the fresh runs gave ``value``: "faster in 3 of 3 runs", and what the others
+    said ("faster in 2 of 3 runs; within noise in 1")."""
+    said = answers(outputs, label, nth)
+    rest = sorted({a for a in said if a != value}, key=str)
+    others = "; " + ", ".join(f"{a or 'not printed'} in {said.count(a)}" for a in rest) if rest else ""
+    return f"{value} in {said.count(value)} of {len(said)} run{'s' * (len(said) != 1)}{others}"

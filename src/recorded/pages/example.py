@@ -163,17 +163,7 @@ def _runs_note(rec: Recording, index: int) -> str:
         return ""
     label, value = said
     nth = sum(1 for line in rec.stdout[:index] if (v := lines.verdict(line)) and v[0] == label)
-    answers = [_nth_verdict(out, label, nth) for out in rec.outputs]
-    runs = len(answers)
-    held = answers.count(value)
-    others = sorted({a for a in answers if a != value}, key=str)
-    rest = "; " + ", ".join(f"{a or 'not printed'} in {answers.count(a)}" for a in others) if others else ""
-    return f"{value} in {held} of {runs} run{'s' * (runs != 1)}{rest}"
-
-
-def _nth_verdict(stdout: list[str], label: str, nth: int) -> str | None:
-    found = [v[1] for line in stdout if (v := lines.verdict(line)) and v[0] == label]
-    return found[nth] if nth < len(found) else None
+    return lines.runs_note(rec.outputs, value, label, nth)
 
 
 def _provenance(status: Status, target: Target, device_code: bool, ctx: Context) -> str:

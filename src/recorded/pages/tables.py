@@ -200,7 +200,12 @@ class MachineTableBlock(_TableBlock):
                 kind = f"verdict-{cell.kind}" + (
                     f" verdict-{cell.text.replace(' ', '-').lower()}" if cell.kind == "value" else ""
                 )
-                etree.SubElement(tr, "td", {"class": kind}).text = element_text(cell.text)
+                td = etree.SubElement(tr, "td", {"class": kind})
+                td.text = element_text(cell.text)
+                if cell.runs:
+                    etree.SubElement(td, "span", {"class": "verdict-runs"}).text = element_text(
+                        f" ({cell.runs})"
+                    )
             etree.SubElement(tr, "td").text = element_text(
                 {True: "yes", False: "no", None: "not known yet"}[changes]
             )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..config.lessons import load as load_lessons
 from ..model import describe
-from ..model.lines import verdict
+from ..model.lines import TIMING_VERDICTS, runs_note, verdict
 from ..model.store import State, Status, Store
 from . import blocks, inventory
 
@@ -31,6 +31,7 @@ _NO_VALUE = {
 class Cell:
     text: str  #: the value printed, or why there is none
     kind: str  #: "value", or the state that left no value ("stale", "missing", ...)
+    runs: str = ""  #: for a timing verdict, how many fresh runs gave it: "in 3 of 3 runs"
 
 
 @dataclass
@@ -139,7 +140,11 @@ def _cell(entry: Status, label: str) -> Cell:
     values = [found[1] for line in entry.recording.stdout if (found := verdict(line)) and found[0] == label]
     if not values:
         return Cell("not printed", "not-printed")
-    return Cell(", ".join(dict.fromkeys(values)), "value")
+    timing = [v for v in dict.fromkeys(values) if v in TIMING_VERDICTS]
+    runs = "; ".join(
+        runs_note(entry.recording.outputs, v, label, values.index(v)).removeprefix(f"{v} ") for v in timing
+    )
+    return Cell(", ".join(dict.fromkeys(values)), "value", runs)
 
 
 def machines(store: Store, items: list[Status]) -> dict[str, list[str]]:

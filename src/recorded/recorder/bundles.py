@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config.settings import MAX_RUNS
 from ..model import describe
 from ..model.snippets import SnippetError, load
 from ..model.store import RECORDING_FIELDS, Recording, RecordingError, Store, migrate, write_atomically
@@ -112,9 +113,9 @@ def _recording(data: object, where: str) -> Recording:
         if missing:
             raise RecordingError(f"{where}: field(s) {missing} missing.")
     rec = Recording.from_dict(data, where)
-    if len(rec.runs) > MAX_RUNS:
+    if 1 + len(rec.runs) > MAX_RUNS:
         raise RecordingError(
-            f"{where}: {1 + len(rec.runs)} fresh runs; the recorder makes at most {MAX_RUNS + 1}."
+            f"{where}: {1 + len(rec.runs)} fresh runs; the recorder makes at most {MAX_RUNS}."
         )
     streams = [("stdout", rec.stdout), ("stderr", rec.stderr)]
     streams += [(f"run {n} stdout", run.stdout) for n, run in enumerate(rec.runs, 2)]
@@ -137,8 +138,6 @@ def _recording(data: object, where: str) -> Recording:
 #: The largest bundle --import reads unless told otherwise (--max-bundle-mb): every snippet of
 #: a lesson on one target is well under a megabyte, and a file is read whole.
 MAX_BUNDLE_MB = 16.0
-#: The most further fresh runs a recording may hold (the recorder's --runs is capped alike).
-MAX_RUNS = 19
 
 
 def read_bundle(

@@ -19,9 +19,10 @@ from typing import TextIO
 
 from ..model.machines import Machine
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet, code_sha256
-from ..model.store import Recording, State, Status, Store
+from ..model.store import Recording, Run, State, Status, Store
 from . import busy as busy_
 from . import guard, runner, this_machine
+from .runner import RunResult
 
 #: With --refuse-busy, how often to look again, and how long to wait, before refusing a run.
 BUSY_RETRIES, BUSY_WAIT_S = 3, 2.0
@@ -59,6 +60,7 @@ def record(
     refuse_busy: bool = False,
     other_load: Callable[[], tuple[float, str] | None] | None = None,
     admit: Callable[[str, Machine], None] | None = None,
+    runs: int = 1,
 ) -> tuple[list[Recording], list[Status]]:
     """Run the items in order. Returns the recordings made and the items that failed.
 
@@ -67,6 +69,9 @@ def record(
     recorded. Around a timing snippet's run, the share of the CPUs used by other work is
     measured and stored; above ``busy.LIMIT`` it is a warning, and with ``refuse_busy``
     the run is not made (still busy before, after a few tries) or not kept (busy after).
+    A timing snippet runs ``runs`` times, each in a fresh process; the recording shows the
+    first run and keeps what every other one printed (``Recording.runs``). A failed run ends
+    the recording as a failure.
     Progress goes to ``out``, by default to ``sys.stderr`` as it is at call time (not at
     import time), so a redirected stderr receives it. ``on_run(recording, written)`` is
     called after every run, also for a failed run that was not written because a good
@@ -106,83 +111,116 @@ def record(
         info = machine(t)
         print(f"[{n}/{len(items)}] {s.name} {t}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
         limit = timeout or s.timeout or DEFAULT_TIMEOUT
-        load: dict | None = None
-        if s.timing:
-            load = _measure(other_load, "before")
-            for _ in range(BUSY_RETRIES if refuse_busy else 0):  # a passing burst may end
-                if not busy_.too_busy(load):
-                    break
-                time.sleep(BUSY_WAIT_S)
-                load = _measure(other_load, "before")
-            if refuse_busy and busy_.too_busy(load):
-                print(
-                    f" refused: the machine is busy ({busy_.describe(load)}, the limit is "
-                    f"{busy_.LIMIT * 100:.0f}%); nothing recorded",
-                    file=out,
-                    flush=True,
-                )
-                failed.append(item)
-                continue
+        # A timing snippet runs several times, each in a fresh process: the spread between
+        # runs, which the spread inside one run does not show.
+        count = runs if s.timing else 1
+        done: list[tuple[RunResult, dict | None]] = []
+        refused = ""
         started = dt.datetime.now(dt.UTC)
-        before = guard.take(store.root, [store.snippets_dir, store.recordings_dir])
-        result = runner.run_snippet(s, store.targets.get(t), limit, python=python)
-        after = guard.take(store.root, [store.snippets_dir, store.recordings_dir])
-        if load is not None:
-            load.update(_measure(other_load, "after"))
-        if changed := guard.changes(before, after):
-            guard.restore(before, after)
+        for k in range(count):
+            label = f" run {k + 1}/{count}:" if count > 1 else ""
+            result, load, refused = _run_once(store, item, limit, python, other_load, refuse_busy)
+            if refused:
+                print(f"{label} refused: {refused}", file=out, flush=True)
+                break
+            assert result is not None
+            busy_note = f" ({busy_.describe(load)})" if load else ""
             print(
-                f" refused: the run changed files in the project ({', '.join(changed)}); a snippet "
-                "must not write into the project, so nothing it printed is kept and "
-                f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back",
-                file=out,
-                flush=True,
+                f"{label} {result.duration_s:.1f} s {result.status}{busy_note}", end="", flush=True, file=out
             )
+            if load is not None and busy_.too_busy(load):
+                print(
+                    f"\n    warning: other work used more than {busy_.LIMIT * 100:.0f}% of the CPUs around "
+                    "this timing run; its figures may be off"
+                    + (
+                        "; not kept (--refuse-busy), the default; --keep-busy keeps such runs"
+                        if refuse_busy
+                        else "; kept (--keep-busy; --refuse-busy, the default, would not keep it)"
+                    ),
+                    end="",
+                    file=out,
+                )
+                if refuse_busy:
+                    refused = "the machine was busy during the run"
+                    break
+            done.append((result, load))
+            if result.status != "ok":
+                break  # a failed run is the recording: the others are not made
+        print(file=out, flush=True)
+        if refused or not done:
             failed.append(item)
-            if fail_fast:
+            if fail_fast and "changed files in the project" in refused:
                 break
             continue
+        first, load = done[-1] if done[-1][0].status != "ok" else done[0]
         rec = Recording(
             snippet=s.name,
             target=t,
-            sha256=hashlib.sha256(result.source).hexdigest(),
-            code_sha256=code_sha256(result.source),
-            status=result.status,
-            exit_code=result.exit_code,
-            stdout=result.stdout,
-            stderr=result.stderr,
-            duration_s=result.duration_s,
+            sha256=hashlib.sha256(first.source).hexdigest(),
+            code_sha256=code_sha256(first.source),
+            status=first.status,
+            exit_code=first.exit_code,
+            stdout=first.stdout,
+            stderr=first.stderr,
+            duration_s=first.duration_s,
             recorded_at=started.replace(microsecond=0).isoformat().replace("+00:00", "Z"),
             machine=info,
             busy=load,
+            runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]] if first.status == "ok" else [],
         )
-        busy_note = f" ({busy_.describe(load)})" if load else ""
-        print(f" {result.duration_s:.1f} s {result.status}{busy_note}", file=out, flush=True)
-        disturbed = load is not None and busy_.too_busy(load)
-        if disturbed:
-            print(
-                f"    warning: other work used more than {busy_.LIMIT * 100:.0f}% of the CPUs around "
-                f"this timing run; its figures may be off"
-                + ("; not kept (--refuse-busy)" if refuse_busy else "; --refuse-busy would not keep it"),
-                file=out,
-            )
-        written = (rec.ok or not (item.recording and item.recording.ok)) and not (disturbed and refuse_busy)
+        written = rec.ok or not (item.recording and item.recording.ok)
         if written:
             store.write(rec)
             made.append(rec)
         if on_run:
             on_run(rec, written)
-        if rec.ok and disturbed and refuse_busy:
-            failed.append(item)
-        elif not rec.ok:
+        if not rec.ok:
             failed.append(item)
             kept = " (the previous good recording is kept)" if item.recording and item.recording.ok else ""
-            print(f"    {s.name} on {t}: {result.status}, exit code {result.exit_code}{kept}", file=out)
-            for line in result.stderr[-12:]:
+            print(f"    {s.name} on {t}: {rec.status}, exit code {rec.exit_code}{kept}", file=out)
+            for line in rec.stderr[-12:]:
                 print(f"    | {line}", file=out)
             if fail_fast:
                 break
     return made, failed
+
+
+def _run_once(
+    store: Store,
+    item: Status,
+    limit: float,
+    python: str,
+    other_load: Callable[[], tuple[float, str] | None],
+    refuse_busy: bool,
+) -> tuple[RunResult | None, dict | None, str]:
+    """One fresh run of the item's snippet: its result, how busy the machine was around it (a
+    timing snippet), and why it was refused (busy before it, or it changed the project)."""
+    s = item.snippet
+    load: dict | None = None
+    if s.timing:
+        load = _measure(other_load, "before")
+        for _ in range(BUSY_RETRIES if refuse_busy else 0):  # a passing burst may end
+            if not busy_.too_busy(load):
+                break
+            time.sleep(BUSY_WAIT_S)
+            load = _measure(other_load, "before")
+        if refuse_busy and busy_.too_busy(load):
+            why = f"the machine is busy ({busy_.describe(load)}, the limit is {busy_.LIMIT * 100:.0f}%); nothing recorded"
+            return None, load, why
+    before = guard.take(store.root, [store.snippets_dir, store.recordings_dir])
+    result = runner.run_snippet(s, store.targets.get(item.target), limit, python=python)
+    after = guard.take(store.root, [store.snippets_dir, store.recordings_dir])
+    if load is not None:
+        load.update(_measure(other_load, "after"))
+    if changed := guard.changes(before, after):
+        guard.restore(before, after)
+        why = (
+            f"the run changed files in the project ({', '.join(changed)}); a snippet must not write "
+            "into the project, so nothing it printed is kept and "
+            f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back"
+        )
+        return None, load, why
+    return result, load, ""
 
 
 def _measure(other_load: Callable[[], tuple[float, str] | None], when: str) -> dict:
