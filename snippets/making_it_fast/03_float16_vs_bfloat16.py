@@ -4,12 +4,14 @@
 # ///
 """float16 and bfloat16 side by side: where their 16 bits go, and what that costs."""
 
+# region imports
 import math
 
 import torch
 
-# torch.finfo reports each format's limits. The mantissa width follows from eps
-# (eps = 2**-mantissa_bits), and the exponent gets what is left after the sign bit.
+# endregion
+
+# eps = 2**-mantissa_bits gives the mantissa's width; the exponent gets the rest, less the sign bit.
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     info = torch.finfo(dtype)
     mantissa = round(-math.log2(info.eps))
@@ -20,8 +22,7 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         f" {info.smallest_normal:.6g} | eps {info.eps:.6g}"
     )
 
-# Below the smallest normal number a format still holds values, with fewer and fewer
-# significant bits (subnormals), until there are none left and the value becomes 0.
+# Below the smallest normal number: subnormals, with fewer and fewer significant bits, then 0.
 for dtype in (torch.float16, torch.bfloat16):
     name = str(dtype).removeprefix("torch.")
     for value in (1e-6, 1e-8):
