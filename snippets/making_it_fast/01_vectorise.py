@@ -16,8 +16,8 @@ import timeit
 # endregion
 
 # region the timing rule: spread() and verdict()
-# One rule calls every timing comparison in this lesson faster, slower or within noise.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# One rule for every timing comparison here: faster, slower or within noise.
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -57,7 +57,7 @@ import numpy as np  # noqa: E402 (after the thread settings, on purpose)
 # endregion
 
 values = np.random.default_rng(seed=0).normal(size=1_000_000)
-numbers = values.tolist()  # plain Python floats for the loop, converted outside any timing
+numbers = values.tolist()  # plain floats for the loop, made before any timing
 
 def python_loop():
     total = 0.0
@@ -66,12 +66,12 @@ def python_loop():
     return total
 
 def multiply_then_sum():
-    return float((values * values).sum())  # two passes: a temporary array, then sum() reads it
+    return float((values * values).sum())  # two passes: a temporary array
 
 def dot():
-    return float(values @ values)  # one pass and no temporary: a dot product, done by BLAS
+    return float(values @ values)  # one pass, no temporary (BLAS)
 
-# The sums add in different orders, so compare them with a relative tolerance, never with ==.
+# Each adds in its own order: compare with a tolerance, never with ==.
 loop_result = python_loop()
 same = all(math.isclose(loop_result, f(), rel_tol=1e-9) for f in (multiply_then_sum, dot))
 print("threads: 1")

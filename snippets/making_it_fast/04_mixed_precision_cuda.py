@@ -26,8 +26,9 @@ model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10)).to("cu
 loss_fn = nn.CrossEntropyLoss()
 # endregion
 
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1, fused=True)  # fused: no CPU wait in scaler.step()
-INIT_SCALE = 2.0**16  # GradScaler's default, written out because the count of skipped steps uses it
+# fused=True: an inf/nan step is skipped on the GPU, with no CPU wait.
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, fused=True)
+INIT_SCALE = 2.0**16  # the default, written out: the skip count uses it
 scaler = torch.amp.GradScaler("cuda", init_scale=INIT_SCALE)
 
 epoch_losses = []
@@ -36,16 +37,16 @@ for epoch in range(3):
     loss_sum = torch.zeros((), device="cuda")
     for xb, yb in loader:
         xb, yb = xb.to("cuda", non_blocking=True), yb.to("cuda", non_blocking=True)
-        with torch.autocast("cuda", dtype=torch.float16):  # CUDA's lists pick each op's precision
+        with torch.autocast("cuda", dtype=torch.float16):
             logits = model(xb)
             loss = loss_fn(logits, yb)
         optimizer.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()  # scaled up, so small float16 gradients do not flush to zero
-        scaler.step(optimizer)  # unscales, and skips the step if a gradient is inf or nan
+        scaler.scale(loss).backward()  # scaled up, so small grads survive
+        scaler.step(optimizer)  # unscales; skips the step on inf or nan
         scaler.update()
-        loss_sum += loss.detach()  # stays on the GPU: no synchronisation
+        loss_sum += loss.detach()  # stays on the GPU: no sync
         steps += 1
-    epoch_losses.append(loss_sum.item() / len(loader))  # one synchronisation per epoch
+    epoch_losses.append(loss_sum.item() / len(loader))  # one sync per epoch
 
 # region skipped steps, from the scale
 # Read the scale once, after the loop. With fewer steps than the growth interval (2000 by
@@ -56,7 +57,7 @@ skipped = round(math.log2(INIT_SCALE / scaler.get_scale()))
 
 print("activations computed in:", logits.dtype)
 print("loss computed in:", loss.dtype)
-print("master weights kept in:", model[0].weight.dtype)  # the model's own; autocast casts them per op
+print("master weights kept in:", model[0].weight.dtype)  # the model's own
 print("gradients reach the optimizer in:", model[0].weight.grad.dtype)
 print(f"loss (mean over the first and the last epoch): {epoch_losses[0]:.3f} -> {epoch_losses[-1]:.3f}")
 print("loss went down:", epoch_losses[-1] < epoch_losses[0])

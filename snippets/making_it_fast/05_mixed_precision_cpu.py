@@ -18,8 +18,8 @@ from torch import nn
 # endregion
 
 # region the timing rule: spread() and verdict()
-# One rule calls every timing comparison in this lesson faster, slower or within noise.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# One rule for every timing comparison here: faster, slower or within noise.
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -76,7 +76,7 @@ class Run:
         for i in torch.randperm(len(features), generator=self.order).split(BATCH):
             start = time.perf_counter()
             xb, yb = features[i], labels[i]
-            # bfloat16 has float32's range: no loss scaling, and the usual backward and step.
+            # bfloat16 has float32's range: no loss scaling.
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.use_bfloat16):
                 self.logits = self.model(xb)
                 self.loss = F.cross_entropy(self.logits, yb)
@@ -89,14 +89,14 @@ class Run:
 
 
 bf16, fp32 = Run(use_bfloat16=True), Run(use_bfloat16=False)
-for epoch in range(EPOCHS):  # epoch 0 warms up; the runs take turns, so a slow spell hits both
+for epoch in range(EPOCHS):  # epoch 0 warms up; the runs take turns
     bf16.epoch(timed=epoch > 0)
     fp32.epoch(timed=epoch > 0)
 
 print("threads:", torch.get_num_threads())
 print("activations computed in:", bf16.logits.dtype)
 print("loss computed in:", bf16.loss.dtype)
-print("master weights kept in:", bf16.model[0].weight.dtype)  # the model's own; autocast casts them per op
+print("master weights kept in:", bf16.model[0].weight.dtype)  # the model's own
 print("gradients reach the optimizer in:", bf16.model[0].weight.grad.dtype)
 print(f"loss: {bf16.losses[0]:.3f} -> {bf16.losses[-1]:.3f}")
 print("loss went down:", bf16.losses[-1] < bf16.losses[0])

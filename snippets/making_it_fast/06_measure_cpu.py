@@ -19,8 +19,8 @@ from torch import nn
 # endregion
 
 # region the timing rule: spread() and verdict()
-# One rule calls every timing comparison in this lesson faster, slower or within noise.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# One rule for every timing comparison here: faster, slower or within noise.
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -76,19 +76,19 @@ torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).eval()
 batch = torch.randn(256, 1024)
 # endregion
-threads = torch.get_num_threads()  # what PyTorch uses here unless told otherwise
+threads = torch.get_num_threads()  # what PyTorch uses here by default
 
-# The bfloat16 statement runs *inside* autocast: outside it, it would time float32 again.
+# bfloat16 runs *inside* autocast: outside, it would time float32 again.
 statements = {
     "float32": "model(batch)",
     "bfloat16": "with torch.autocast('cpu', dtype=torch.bfloat16):\n    model(batch)",
-    "float32 again": "model(batch)",  # the A/A check: the same code, so only noise differs
+    "float32 again": "model(batch)",  # A/A: the same code
 }
 timers = {
     name: benchmark.Timer(
         stmt=stmt,
         globals={"model": model, "batch": batch, "torch": torch},
-        num_threads=threads,  # Timer's own default is 1 thread, not what this machine uses
+        num_threads=threads,  # Timer's own default is 1 thread
         label="Linear-GELU-Linear forward, batch 256",
         sub_label=name,
         description=f"{threads} threads",
@@ -96,7 +96,7 @@ timers = {
     for name, stmt in statements.items()
 }
 
-# Short rounds, taking turns, spread a slow spell of the machine over every variant.
+# Short rounds, taking turns: a slow spell hits every variant alike.
 ROUNDS = 8
 rounds = {name: [] for name in timers}
 with torch.inference_mode():
@@ -106,7 +106,7 @@ with torch.inference_mode():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out_dtype = model(batch).dtype
 results = {name: benchmark.Measurement.merge(measurements)[0] for name, measurements in rounds.items()}
-times_ms = {name: [t * 1000 for t in m.times] for name, m in results.items()}  # ms per call, one per block
+times_ms = {name: [t * 1000 for t in m.times] for name, m in results.items()}
 
 print("threads:", threads)
 print("CPU capability PyTorch dispatches to:", torch.backends.cpu.get_cpu_capability())

@@ -19,8 +19,8 @@ from torch import nn
 # endregion
 
 # region the timing rule: spread() and verdict()
-# One rule calls every timing comparison in this lesson faster, slower or within noise.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# One rule for every timing comparison here: faster, slower or within noise.
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -103,11 +103,11 @@ def bfloat16_forward():
 
 # endregion
 
-variants = {  # name: (what to run, whether float32 matrix products may use TF32)
+variants = {  # name: (what to run, TF32 allowed)
     "float32": (float32_forward, False),
     "TF32": (float32_forward, True),
     "bfloat16": (bfloat16_forward, False),
-    "float32 again": (float32_forward, False),  # the A/A check: the same code, so only noise differs
+    "float32 again": (float32_forward, False),  # A/A: the same code
 }
 CALLS, SAMPLES = 5, 30
 
@@ -130,7 +130,7 @@ with torch.inference_mode():
         for _ in range(3):
             fn()
     # endregion
-    for _ in range(SAMPLES):  # taking turns, so a slow spell (clocks, another process) hits all
+    for _ in range(SAMPLES):  # taking turns: a slow spell hits all
         for name, (fn, tf32) in variants.items():
             use_tf32(tf32)
             times_ms[name].append(time_block(fn))

@@ -30,7 +30,7 @@ def timed(sync: bool, repeats: int = 20) -> float:
     for _ in range(repeats):
         a @ b  # returns as soon as the work is queued on the GPU
     if sync:
-        torch.cuda.synchronize()  # wait until the queued work is really done
+        torch.cuda.synchronize()  # wait until the queued work is done
     elapsed = (time.perf_counter() - start) / repeats * 1000
     torch.cuda.synchronize()  # leave an idle GPU for the next measurement
     return elapsed

@@ -18,8 +18,8 @@ from torch import nn
 # endregion
 
 # region the timing rule: spread() and verdict()
-# One rule calls every timing comparison in this lesson faster, slower or within noise.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# One rule for every timing comparison here: faster, slower or within noise.
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -111,14 +111,14 @@ REPEATS = 30
 
 with torch.inference_mode():
     sync()
-    first_s = call_ms(compiled) / 1000  # the first call traces the model and generates code
+    first_s = call_ms(compiled) / 1000  # traces the model, generates code
     model(batch), compiled(batch)  # warm-up for both
     eager_ms, compiled_ms = [], []
-    for _ in range(REPEATS):  # the two take turns, so a slow spell of the machine lands on both
+    for _ in range(REPEATS):  # taking turns: a slow spell hits both
         eager_ms.append(call_ms(model))
         compiled_ms.append(call_ms(compiled))
     same = torch.allclose(model(batch), compiled(batch), rtol=1e-3, atol=1e-4)
-    # The compiled code is specialised to what it saw: a batch of 4096 rows, gradients off.
+    # Compiled for what it saw: 4096 rows, gradients off.
     new_shape = recompiles(lambda: compiled(batch[:1000]))
 with torch.enable_grad():
     new_grad_mode = recompiles(lambda: compiled(batch))
@@ -139,6 +139,6 @@ print("switching gradients on needs a new compilation:", new_grad_mode)
 print("first call costs more than 100 steady calls:", first_s * 1000 > 100 * compiled_median)
 result = verdict(eager_ms, compiled_ms)
 print("compiled vs eager here:", result)
-if result == "faster":  # only a speed-up beyond noise can repay the compilation
+if result == "faster":  # only a real speed-up repays compiling
     calls = first_s * 1000 / (eager_median - compiled_median)
     print(f"calls before the compile time is paid back: {calls:.0f}")

@@ -28,8 +28,8 @@ from torch import nn
 # endregion
 
 # region the timing rule: spread() and verdict()
-# One rule calls every timing comparison in this lesson faster, slower or within noise.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# One rule for every timing comparison here: faster, slower or within noise.
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -152,7 +152,7 @@ if __name__ == "__main__":
         print("oneDNN bfloat16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported())
         print("oneDNN float16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_fp16_supported())
     # endregion
-    # One fresh process per configuration: peak memory is a per-process figure.
+    # A fresh process per configuration: peak memory is per process.
     context = multiprocessing.get_context("spawn")
     results = {}
     for config in configs:

@@ -29,14 +29,14 @@ def step():
 
 
 for _ in range(5):
-    step()  # warm-up: the first steps allocate Adam's state and pick kernels; they are not typical
+    step()  # warm-up: first steps allocate Adam's state, pick kernels
 
 STEPS = 20
 with profile(activities=[ProfilerActivity.CPU]) as prof:
     for _ in range(STEPS):
         step()
 
-# Self time: in the op itself, not in the ops it calls; so the shares add up to at most 100%.
+# Self time: in the op itself, not in ops it calls; shares sum to <= 100%.
 ops = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
 total = sum(e.self_cpu_time_total for e in ops)
 print("threads:", torch.get_num_threads())
