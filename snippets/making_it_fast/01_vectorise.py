@@ -16,7 +16,6 @@ import timeit
 # endregion
 
 # region the timing rule: spread() and verdict()
-# One rule for every timing comparison here: faster, slower or within noise.
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 

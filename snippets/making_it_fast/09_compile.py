@@ -18,7 +18,6 @@ from torch import nn
 # endregion
 
 # region the timing rule: spread() and verdict()
-# One rule for every timing comparison here: faster, slower or within noise.
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
