@@ -7,14 +7,16 @@
 """Sum of squares of a million numbers: a Python loop against one NumPy call, and two NumPy calls
 against each other."""
 
+# region imports
 import math
 import os
 import statistics
 import timeit
 
-# One rule calls every timing comparison in this lesson faster, slower or within noise:
-# a difference counts only when it is larger than the spread of the timings and than 10%.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# endregion
+
+# region the timing rule: spread() and verdict()
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -40,8 +42,9 @@ def verdict(baseline_ms, candidate_ms):
     if c_q1 > b_q3 and ratio >= 1 + MIN_EFFECT:
         return "slower"
     return "within noise"
+# endregion
 
-
+# region one thread for NumPy's libraries
 # One thread for every library NumPy may hand work to (OpenBLAS, MKL, Apple's Accelerate), set
 # before NumPy loads them: every line below then runs on one core, so no speed-up comes from a
 # second one.
@@ -50,11 +53,10 @@ for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "VECL
 
 import numpy as np  # noqa: E402 (after the thread settings, on purpose)
 
-values = np.random.default_rng(seed=0).normal(size=1_000_000)
-# Plain Python floats, converted once, outside any timing: iterating the NumPy array itself would
-# wrap every element in a new NumPy scalar object, slower than a float and not what a plain loop is.
-numbers = values.tolist()
+# endregion
 
+values = np.random.default_rng(seed=0).normal(size=1_000_000)
+numbers = values.tolist()  # plain floats for the loop, made before any timing
 
 def python_loop():
     total = 0.0
@@ -62,39 +64,33 @@ def python_loop():
         total += v * v
     return total
 
-
 def multiply_then_sum():
-    # Two passes over memory: the product fills a temporary array of a million floats, then sum()
-    # reads it back.
-    return float((values * values).sum())
-
+    return float((values * values).sum())  # two passes: a temporary array
 
 def dot():
-    # One pass and no temporary: a dot product of the array with itself, done by BLAS.
-    return float(values @ values)
+    return float(values @ values)  # one pass, no temporary (BLAS)
 
-
-# The sums add in different orders, so compare them with a relative tolerance, never with ==.
+# Each adds in its own order: compare with a tolerance, never with ==.
 loop_result = python_loop()
 same = all(math.isclose(loop_result, f(), rel_tol=1e-9) for f in (multiply_then_sum, dot))
 print("threads: 1")
 print("same result (relative tolerance 1e-9):", same)
 
-
+# region timings_ms(): a warm-up, then repeats
 def timings_ms(fn, repeat):
     fn()  # warm-up (the check above already called each once; one more costs nothing)
     return [t * 1000 for t in timeit.repeat(fn, number=1, repeat=repeat)]
-
+# endregion
 
 loop_ms = timings_ms(python_loop, repeat=15)
 two_pass_ms = timings_ms(multiply_then_sum, repeat=100)
 dot_ms = timings_ms(dot, repeat=100)
 
-
+# region show(): median, IQR and count
 def show(label, samples, digits):
     median, q1, q3 = spread(samples)
     print(f"{label} {median:.{digits}f} ms (median of {len(samples)}, IQR {q1:.{digits}f}-{q3:.{digits}f})")
-
+# endregion
 
 show("python loop:            ", loop_ms, 1)
 show("(values * values).sum():", two_pass_ms, 2)

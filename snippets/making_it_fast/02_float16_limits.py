@@ -10,21 +10,18 @@ import numpy as np
 one = np.float32(1.0)
 print("float32: 1 + 1e-8 == 1:", one + np.float32(1e-8) == one)
 
-# float16 keeps about 3: near 1000 its steps are 0.5 apart, so 1000.3 rounds to 1000.5.
+# float16 keeps about 3: near 1000 its steps are 0.5 apart.
 print("float16: 1000 + 0.3 =", float(np.float16(1000.0) + np.float16(0.3)))
-# np.spacing gives the distance to the next representable value: the grain itself.
 print("float16: gap between neighbours near 1000 =", float(np.spacing(np.float16(1000.0))))
 
 # numpy prints this maximum as 6.55e+04; as an integer it is exactly 65504.
 print("float16 max:", int(np.finfo(np.float16).max))
 
-# Anything above the maximum overflows to infinity. numpy warns about the overflow;
-# here it is the point of the example, so the warning is silenced.
+# Above the maximum: inf. It is the point here, so numpy's warning is off.
 with np.errstate(over="ignore"):
     print("float16(70000) =", np.float16(70000.0))
 
-# Once a value is inf, ordinary arithmetic on it can give nan ("not a number"), which then
-# spreads through every result it touches. numpy warns here too; silenced for the same reason.
+# Arithmetic on inf can give nan, which spreads to all it touches.
 with np.errstate(invalid="ignore"):
     inf = np.float16(np.inf)
     print("float16: inf - inf =", inf - inf)

@@ -4,12 +4,14 @@
 # ///
 """float16 and bfloat16 side by side: where their 16 bits go, and what that costs."""
 
+# region imports
 import math
 
 import torch
 
-# torch.finfo reports each format's limits. The mantissa width follows from eps
-# (eps = 2**-mantissa_bits), and the exponent gets what is left after the sign bit.
+# endregion
+
+# eps = 2**-mantissa_bits; the exponent has what the sign bit leaves.
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     info = torch.finfo(dtype)
     mantissa = round(-math.log2(info.eps))
@@ -20,14 +22,13 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
         f" {info.smallest_normal:.6g} | eps {info.eps:.6g}"
     )
 
-# Below the smallest normal number a format still holds values, with fewer and fewer
-# significant bits (subnormals), until there are none left and the value becomes 0.
+# Below the smallest normal: subnormals, ever fewer significant bits, then 0.
 for dtype in (torch.float16, torch.bfloat16):
     name = str(dtype).removeprefix("torch.")
     for value in (1e-6, 1e-8):
         print(f"{name}: {value:g} is stored as {torch.tensor(value, dtype=dtype).item():.6g}")
 
-# A typical weight update is tiny next to the weight. Added in 16 bits, it can vanish.
+# A typical update is tiny next to its weight: in 16 bits it can vanish.
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     weight = torch.tensor(1.0, dtype=dtype)
     updated = weight + torch.tensor(1e-4, dtype=dtype)
@@ -35,7 +36,7 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
     name = str(dtype).removeprefix("torch.")
     print(f"{name}: 1.0 + 0.0001 = {updated.item():.6g} (update lost: {lost})")
 
-# Memory for the weights of a 7-billion-parameter model, nothing else counted.
+# The weights of a 7-billion-parameter model, and nothing else.
 params = 7_000_000_000
 for dtype in (torch.float32, torch.float16, torch.bfloat16):
     size = torch.empty((), dtype=dtype).element_size()

@@ -6,6 +6,7 @@
 # ///
 """A complete float16 mixed-precision training loop on a GPU: autocast plus GradScaler."""
 
+# region imports, data, model
 import math
 
 import torch
@@ -23,51 +24,47 @@ loader = DataLoader(TensorDataset(features, labels), batch_size=256, shuffle=Tru
 
 model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10)).to("cuda")
 loss_fn = nn.CrossEntropyLoss()
-# fused=True: one kernel updates every parameter, and it skips the update itself on the GPU when
-# GradScaler found an inf or nan. With an unfused optimizer, scaler.step() has to read that flag
-# back to the CPU to decide, which makes the CPU wait for the GPU once per step.
+# endregion
+
+# fused=True: an inf/nan step is skipped on the GPU, with no CPU wait.
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1, fused=True)
-INIT_SCALE = 2.0**16  # GradScaler's default, written out because the count of skipped steps uses it
+INIT_SCALE = 2.0**16  # the default, written out: the skip count uses it
 scaler = torch.amp.GradScaler("cuda", init_scale=INIT_SCALE)
 
-# Nothing in the loop reads a number back from the GPU: loss.item() and scaler.get_scale() would
-# each make the CPU wait for every queued kernel to finish, once per step, and leave the GPU idle
-# while the CPU queues the next one. The losses are summed on the GPU and read once per epoch.
 epoch_losses = []
 steps = 0
 for epoch in range(3):
     loss_sum = torch.zeros((), device="cuda")
     for xb, yb in loader:
         xb, yb = xb.to("cuda", non_blocking=True), yb.to("cuda", non_blocking=True)
-        # The forward pass and the loss run under autocast; each operation picks its own
-        # precision from CUDA's lists (matrix products in float16, the loss in float32).
         with torch.autocast("cuda", dtype=torch.float16):
             logits = model(xb)
             loss = loss_fn(logits, yb)
         optimizer.zero_grad(set_to_none=True)
-        # Scale the loss up so small float16 gradients do not flush to zero ...
-        scaler.scale(loss).backward()
-        # ... then unscale, and skip the step if any gradient overflowed to inf or nan.
-        scaler.step(optimizer)
+        scaler.scale(loss).backward()  # scaled up, so small grads survive
+        scaler.step(optimizer)  # unscales; skips the step on inf or nan
         scaler.update()
-        loss_sum += loss.detach()  # stays on the GPU: no synchronisation
+        loss_sum += loss.detach()  # stays on the GPU: no sync
         steps += 1
-    epoch_losses.append(loss_sum.item() / len(loader))  # one synchronisation per epoch
+    epoch_losses.append(loss_sum.item() / len(loader))  # one sync per epoch
 
+# region skipped steps, from the scale
 # Read the scale once, after the loop. With fewer steps than the growth interval (2000 by
 # default) it never grows; it halves once for each skipped step.
 assert steps < scaler.get_growth_interval()
 skipped = round(math.log2(INIT_SCALE / scaler.get_scale()))
+# endregion
 
 print("activations computed in:", logits.dtype)
 print("loss computed in:", loss.dtype)
-print("master weights kept in:", model[0].weight.dtype)
+print("master weights kept in:", model[0].weight.dtype)  # the model's own
 print("gradients reach the optimizer in:", model[0].weight.grad.dtype)
 print(f"loss (mean over the first and the last epoch): {epoch_losses[0]:.3f} -> {epoch_losses[-1]:.3f}")
 print("loss went down:", epoch_losses[-1] < epoch_losses[0])
 print("optimizer steps skipped by GradScaler:", skipped)
 print("loss scale now:", scaler.get_scale())
 
+# region other ops under autocast
 # CUDA's "autocast to float32" list holds softmax, log_softmax, layer_norm and sum: each
 # returns float32 even from float16 activations. (On the CPU the same ops follow their input.)
 with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
@@ -80,3 +77,4 @@ with torch.no_grad(), torch.autocast("cuda", dtype=torch.float16):
         ("cross_entropy", F.cross_entropy(model(features[:256].to("cuda")), labels[:256].to("cuda"))),
     ):
         print(f"under CUDA autocast, {name} of float16 activations returns: {out.dtype}")
+# endregion

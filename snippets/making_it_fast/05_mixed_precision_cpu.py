@@ -6,6 +6,7 @@
 # ///
 """The same training loop on any CPU: bfloat16 autocast, and no GradScaler needed."""
 
+# region imports
 import math
 import statistics
 import time
@@ -14,9 +15,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# One rule calls every timing comparison in this lesson faster, slower or within noise:
-# a difference counts only when it is larger than the spread of the timings and than 10%.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# endregion
+
+# region the timing rule: spread() and verdict()
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -44,13 +46,20 @@ def verdict(baseline_ms, candidate_ms):
     return "within noise"
 
 
+# endregion
+
+# region synthetic data
 torch.manual_seed(0)
 features = torch.randn(4096, 256)
 labels = features[:, :10].argmax(dim=1)  # a learnable rule: the largest of the first 10
 BATCH, EPOCHS = 256, 6  # the first epoch is a warm-up and is not timed
+# Batches are index slices of these tensors: no DataLoader, whose per-sample indexing and
+# collation in Python would be timed along with the training step.
+# endregion
 
 
 class Run:
+    # region __init__: model, optimizer
     """One model and its optimizer, trained in plain float32 or under bfloat16 autocast."""
 
     def __init__(self, use_bfloat16):
@@ -61,14 +70,12 @@ class Run:
         self.order = torch.Generator().manual_seed(1)  # the same batch order for both runs
         self.losses, self.step_ms = [], []
 
+    # endregion
     def epoch(self, timed):
-        # Batches are index slices of tensors already in memory: no DataLoader, whose per-sample
-        # indexing and collation in Python would be timed along with the training step.
         for i in torch.randperm(len(features), generator=self.order).split(BATCH):
             start = time.perf_counter()
             xb, yb = features[i], labels[i]
-            # bfloat16 has float32's range, so gradients neither overflow nor flush to zero for
-            # lack of range: no loss scaling, and the usual backward and step.
+            # bfloat16 has float32's range: no loss scaling.
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.use_bfloat16):
                 self.logits = self.model(xb)
                 self.loss = F.cross_entropy(self.logits, yb)
@@ -81,19 +88,19 @@ class Run:
 
 
 bf16, fp32 = Run(use_bfloat16=True), Run(use_bfloat16=False)
-for epoch in range(EPOCHS):
-    # Alternate the two runs epoch by epoch, so that a slow spell of the machine lands on both.
+for epoch in range(EPOCHS):  # epoch 0 warms up; the runs take turns
     bf16.epoch(timed=epoch > 0)
     fp32.epoch(timed=epoch > 0)
 
 print("threads:", torch.get_num_threads())
 print("activations computed in:", bf16.logits.dtype)
 print("loss computed in:", bf16.loss.dtype)
-print("master weights kept in:", bf16.model[0].weight.dtype)
+print("master weights kept in:", bf16.model[0].weight.dtype)  # the model's own
 print("gradients reach the optimizer in:", bf16.model[0].weight.grad.dtype)
 print(f"loss: {bf16.losses[0]:.3f} -> {bf16.losses[-1]:.3f}")
 print("loss went down:", bf16.losses[-1] < bf16.losses[0])
 
+# region other ops under autocast
 # Which precision do the ops between the matrix products get? On the CPU, softmax, layer_norm
 # and sums are on neither of autocast's lists, so they run in the dtype they are given: bfloat16
 # when it comes from a linear layer. Only the CPU's "autocast to float32" list (losses such as
@@ -108,9 +115,12 @@ with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         ("cross_entropy", F.cross_entropy(bf16.model(features[:BATCH]), labels[:BATCH])),
     ):
         print(f"under CPU autocast, {name} of bfloat16 activations returns: {out.dtype}")
+# endregion
 
+# region medians and IQRs
 for label, run in (("float32: ", fp32), ("bfloat16:", bf16)):
     median, q1, q3 = spread(run.step_ms)
     print(f"{label} {median:.2f} ms per step (median of {len(run.step_ms)}, IQR {q1:.2f}-{q3:.2f})")
+# endregion
 print(f"bfloat16 time / float32 time: {spread(bf16.step_ms)[0] / spread(fp32.step_ms)[0]:.2f}")
 print("bf16 vs fp32 training here:", verdict(fp32.step_ms, bf16.step_ms))

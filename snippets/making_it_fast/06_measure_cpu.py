@@ -7,6 +7,7 @@
 """Is bfloat16 faster than float32 on this CPU? Measure it with PyTorch's own timer, and let
 the spread of the timings decide, not two medians."""
 
+# region imports
 import math
 import statistics
 from pathlib import Path
@@ -15,9 +16,10 @@ import torch
 import torch.utils.benchmark as benchmark
 from torch import nn
 
-# One rule calls every timing comparison in this lesson faster, slower or within noise:
-# a difference counts only when it is larger than the spread of the timings and than 10%.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# endregion
+
+# region the timing rule: spread() and verdict()
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -45,6 +47,10 @@ def verdict(baseline_ms, candidate_ms):
     return "within noise"
 
 
+# endregion
+
+
+# region cpu_has(), onednn_bf16()
 def cpu_has(flag):
     """Whether the CPU advertises an instruction set (Linux only; else unknown)."""
     try:
@@ -62,24 +68,26 @@ def onednn_bf16():
         return "unknown"
 
 
+# endregion
+
+# region the model, a batch of 256
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).eval()
 batch = torch.randn(256, 1024)
-threads = torch.get_num_threads()  # what PyTorch uses here unless told otherwise
+# endregion
+threads = torch.get_num_threads()  # what PyTorch uses here by default
 
-# What each variant runs. The bfloat16 statement runs *inside* autocast: outside it, it
-# would time float32 again. "float32 again" is the A/A check: the same code under another
-# name, so the rule meets two variants that differ only by noise.
+# bfloat16 runs *inside* autocast: outside, it would time float32 again.
 statements = {
     "float32": "model(batch)",
     "bfloat16": "with torch.autocast('cpu', dtype=torch.bfloat16):\n    model(batch)",
-    "float32 again": "model(batch)",
+    "float32 again": "model(batch)",  # A/A: the same code
 }
 timers = {
     name: benchmark.Timer(
         stmt=stmt,
         globals={"model": model, "batch": batch, "torch": torch},
-        num_threads=threads,  # Timer's own default is 1 thread, not what this machine uses
+        num_threads=threads,  # Timer's own default is 1 thread
         label="Linear-GELU-Linear forward, batch 256",
         sub_label=name,
         description=f"{threads} threads",
@@ -87,9 +95,7 @@ timers = {
     for name, stmt in statements.items()
 }
 
-# A Timer measures one variant from start to end. Taking turns in short rounds spreads a
-# slow spell of the machine over every variant instead of letting it land on one; each
-# blocked_autorange call warms up first and times blocks of calls for at least 0.3 s.
+# Short rounds, taking turns: a slow spell hits every variant alike.
 ROUNDS = 8
 rounds = {name: [] for name in timers}
 with torch.inference_mode():
@@ -98,21 +104,21 @@ with torch.inference_mode():
             rounds[name].append(timer.blocked_autorange(min_run_time=0.3))
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out_dtype = model(batch).dtype
-# One Measurement per variant; .times holds one time per call, one entry per block.
 results = {name: benchmark.Measurement.merge(measurements)[0] for name, measurements in rounds.items()}
 times_ms = {name: [t * 1000 for t in m.times] for name, m in results.items()}
 
 print("threads:", threads)
 print("CPU capability PyTorch dispatches to:", torch.backends.cpu.get_cpu_capability())
 print("oneDNN bfloat16 path available:", onednn_bf16())
-# The two instruction sets that make bfloat16 matrix products fast on x86 CPUs.
 print("CPU has AMX bfloat16 tiles:", cpu_has("amx_bf16"))
 print("CPU has AVX-512 bfloat16 instructions:", cpu_has("avx512_bf16"))
 print("output dtype under autocast:", out_dtype)
 benchmark.Compare(list(results.values())).print()
+# region medians and IQRs
 for name, m in results.items():
     median, q1, q3 = spread(times_ms[name])  # the same median as m.median; m.iqr is q3 - q1
     print(f"{name + ':':9} {median:.2f} ms per batch (median of {len(m.times)}, IQR {q1:.2f}-{q3:.2f})")
+# endregion
 print(f"bfloat16 time / float32 time: {results['bfloat16'].median / results['float32'].median:.2f}")
 print("bf16 vs fp32 here:", verdict(times_ms["float32"], times_ms["bfloat16"]))
 print("A/A, float32 vs float32 here:", verdict(times_ms["float32"], times_ms["float32 again"]))

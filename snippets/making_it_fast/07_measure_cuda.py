@@ -8,6 +8,7 @@
 """The same comparison on a GPU, where the clock may only be read once the GPU has finished,
 with TF32 beside it: float32 matrix products on the tensor cores, at reduced precision."""
 
+# region imports
 import math
 import statistics
 import time
@@ -15,9 +16,10 @@ import time
 import torch
 from torch import nn
 
-# One rule calls every timing comparison in this lesson faster, slower or within noise:
-# a difference counts only when it is larger than the spread of the timings and than 10%.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# endregion
+
+# region the timing rule: spread() and verdict()
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -45,6 +47,9 @@ def verdict(baseline_ms, candidate_ms):
     return "within noise"
 
 
+# endregion
+
+# region GPU check, TF32 settings
 if not torch.cuda.is_available():
     raise SystemExit("This example needs an NVIDIA GPU: torch.cuda.is_available() is False.")
 
@@ -77,6 +82,9 @@ def use_tf32(on):
         torch.set_float32_matmul_precision("high" if on else "highest")
 
 
+# endregion
+
+# region model, float32 and bfloat16 forwards
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda().eval()
 batch = torch.randn(2048, 4096, device="cuda")
@@ -92,14 +100,13 @@ def bfloat16_forward():
         return model(batch)
 
 
-# name: (what to run, whether float32 products may use TF32). "float32 again" is the A/A
-# check: the same code under another name, so the rule meets two variants that differ only
-# by noise.
-variants = {
+# endregion
+
+variants = {  # name: (what to run, TF32 allowed)
     "float32": (float32_forward, False),
     "TF32": (float32_forward, True),
     "bfloat16": (bfloat16_forward, False),
-    "float32 again": (float32_forward, False),
+    "float32 again": (float32_forward, False),  # A/A: the same code
 }
 CALLS, SAMPLES = 5, 30
 
@@ -116,13 +123,13 @@ def time_block(fn):
 
 times_ms = {name: [] for name in variants}
 with torch.inference_mode():
+    # region warm-up
     for fn, tf32 in variants.values():  # warm-up: kernel selection, memory pool growth
         use_tf32(tf32)
         for _ in range(3):
             fn()
-    # Taking turns, one block each, spreads a slow spell (clocks, another process) over
-    # every variant instead of letting it land on one.
-    for _ in range(SAMPLES):
+    # endregion
+    for _ in range(SAMPLES):  # taking turns: a slow spell hits all
         for name, (fn, tf32) in variants.items():
             use_tf32(tf32)
             times_ms[name].append(time_block(fn))
@@ -131,15 +138,15 @@ with torch.inference_mode():
 
 print("threads:", torch.get_num_threads())
 print("GPU:", torch.cuda.get_device_name())
-# "highest": float32 matrix products run in true float32 unless a program asks for TF32.
 print("float32 matmul precision by default:", default_matmul_precision)
-# cuDNN convolutions are another matter: PyTorch lets them use TF32 unless told not to.
 print("cuDNN float32 convolutions by default:", default_conv_precision)
 print("output dtype under autocast:", out_dtype)
+# region medians and IQRs
 for name, samples in times_ms.items():
     median, q1, q3 = spread(samples)
     print(f"{name + ':':9} {median:.2f} ms per batch (median of {len(samples)}, IQR {q1:.2f}-{q3:.2f})")
 float32_median = statistics.median(times_ms["float32"])
+# endregion
 print(f"TF32 time / float32 time: {statistics.median(times_ms['TF32']) / float32_median:.2f}")
 print("TF32 vs fp32 here:", verdict(times_ms["float32"], times_ms["TF32"]))
 print(f"bfloat16 time / float32 time: {statistics.median(times_ms['bfloat16']) / float32_median:.2f}")

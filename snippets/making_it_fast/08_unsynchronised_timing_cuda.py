@@ -7,18 +7,22 @@
 # ///
 """How a GPU timing lies: reading the clock before the GPU has finished."""
 
+# region imports, GPU check
 import time
 
 import torch
 
 if not torch.cuda.is_available():
     raise SystemExit("This example needs an NVIDIA GPU: torch.cuda.is_available() is False.")
+# endregion
 
+# region two 8192 x 8192 matrices, warmed up
 a = torch.randn(8192, 8192, device="cuda")
 b = torch.randn(8192, 8192, device="cuda")
 for _ in range(3):  # warm-up
     a @ b
 torch.cuda.synchronize()
+# endregion
 
 
 def timed(sync: bool, repeats: int = 20) -> float:
@@ -26,7 +30,7 @@ def timed(sync: bool, repeats: int = 20) -> float:
     for _ in range(repeats):
         a @ b  # returns as soon as the work is queued on the GPU
     if sync:
-        torch.cuda.synchronize()  # wait until the queued work is really done
+        torch.cuda.synchronize()  # wait until the queued work is done
     elapsed = (time.perf_counter() - start) / repeats * 1000
     torch.cuda.synchronize()  # leave an idle GPU for the next measurement
     return elapsed

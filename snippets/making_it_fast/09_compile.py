@@ -7,6 +7,7 @@
 # ///
 """torch.compile: what the first call costs, and what the calls after it gain."""
 
+# region imports
 import math
 import statistics
 import time
@@ -14,9 +15,10 @@ import time
 import torch
 from torch import nn
 
-# One rule calls every timing comparison in this lesson faster, slower or within noise:
-# a difference counts only when it is larger than the spread of the timings and than 10%.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# endregion
+
+# region the timing rule: spread() and verdict()
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -44,6 +46,9 @@ def verdict(baseline_ms, candidate_ms):
     return "within noise"
 
 
+# endregion
+
+# region the model: small matmuls, long element-wise tails
 torch.manual_seed(0)
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -69,8 +74,10 @@ class Block(nn.Module):
 
 model = nn.Sequential(Block(256), Block(256)).to(device).eval()
 batch = torch.randn(4096, 256, device=device)
+# endregion
 
 
+# region sync(), call_ms(), recompiles()
 def sync():
     if device == "cuda":
         torch.cuda.synchronize()
@@ -96,20 +103,21 @@ def recompiles(fn):
     return False
 
 
+# endregion
+
 compiled = torch.compile(model)
 REPEATS = 30
 
 with torch.inference_mode():
     sync()
-    first_s = call_ms(compiled) / 1000  # the first call traces the model and generates code
+    first_s = call_ms(compiled) / 1000  # traces the model, generates code
     model(batch), compiled(batch)  # warm-up for both
     eager_ms, compiled_ms = [], []
-    for _ in range(REPEATS):
-        # Alternate the two, so that a slow spell of the machine lands on both.
+    for _ in range(REPEATS):  # taking turns: a slow spell hits both
         eager_ms.append(call_ms(model))
         compiled_ms.append(call_ms(compiled))
     same = torch.allclose(model(batch), compiled(batch), rtol=1e-3, atol=1e-4)
-    # The compiled code is specialised to what it saw: a batch of 4096 rows, gradients off.
+    # Compiled for what it saw: 4096 rows, gradients off.
     new_shape = recompiles(lambda: compiled(batch[:1000]))
 with torch.enable_grad():
     new_grad_mode = recompiles(lambda: compiled(batch))
@@ -117,10 +125,12 @@ with torch.enable_grad():
 print("device:", device)
 print("threads:", torch.get_num_threads())
 print(f"first compiled call: {first_s:.1f} s (tracing and code generation)")
+# region medians and IQRs
 for label, samples in (("eager:   ", eager_ms), ("compiled:", compiled_ms)):
     median, q1, q3 = spread(samples)
     print(f"{label} {median:.2f} ms per call (median of {len(samples)}, IQR {q1:.2f}-{q3:.2f})")
 eager_median, compiled_median = spread(eager_ms)[0], spread(compiled_ms)[0]
+# endregion
 print(f"compiled time / eager time: {compiled_median / eager_median:.2f}")
 print("same results (within float tolerance):", same)
 print("another batch size needs a new compilation:", new_shape)
@@ -128,7 +138,6 @@ print("switching gradients on needs a new compilation:", new_grad_mode)
 print("first call costs more than 100 steady calls:", first_s * 1000 > 100 * compiled_median)
 result = verdict(eager_ms, compiled_ms)
 print("compiled vs eager here:", result)
-if result == "faster":
-    # Only a speed-up beyond noise can repay the compilation; a difference within noise never does.
+if result == "faster":  # only a real speed-up repays compiling
     calls = first_s * 1000 / (eager_median - compiled_median)
     print(f"calls before the compile time is paid back: {calls:.0f}")

@@ -5,6 +5,7 @@
 # timing = true
 # timeout = 600
 # ///
+# region docstring, imports
 """Worked example: one small training run, four ways, measured the same way.
 
 Each configuration trains the same model on the same synthetic data in a fresh
@@ -24,9 +25,10 @@ import time
 import torch
 from torch import nn
 
-# One rule calls every timing comparison in this lesson faster, slower or within noise:
-# a difference counts only when it is larger than the spread of the timings and than 10%.
-MIN_EFFECT = 0.10  # smaller differences than 10% are not called, however tight the spread
+# endregion
+
+# region the timing rule: spread() and verdict()
+MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
 def spread(samples_ms):
@@ -52,8 +54,9 @@ def verdict(baseline_ms, candidate_ms):
     if c_q1 > b_q3 and ratio >= 1 + MIN_EFFECT:
         return "slower"
     return "within noise"
+# endregion
 
-
+# region sizes, make_data(), peak_rss_mb()
 EPOCHS = 6  # the first is a warm-up (and, compiled, includes the compilation); 5 timed epochs remain
 CLASSES, DIM = 10, 32
 TRAIN, TEST = 4096, 4096  # small enough that float16 on a CPU without float16 arithmetic stays bearable
@@ -79,9 +82,11 @@ def peak_rss_mb():
         pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux, bytes on macOS
     return rss / 2**20 if sys.platform == "darwin" else rss / 1024
+# endregion
 
 
 def train(config, device):
+    # region data, model, optimizer
     torch.manual_seed(0)
     x_train, y_train = (t.to(device) for t in make_data(TRAIN, seed=1))
     x_test, y_test = (t.to(device) for t in make_data(TEST, seed=2))
@@ -90,16 +95,21 @@ def train(config, device):
     ).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
+    # endregion
+
     dtype = {"bfloat16 autocast": torch.bfloat16, "float16 autocast + GradScaler": torch.float16}.get(config)
     scaler = torch.amp.GradScaler(device, enabled=dtype is torch.float16)
     forward = torch.compile(model) if config == "torch.compile" else model
 
+    # region sync(), peak memory reset
     def sync():
         if device == "cuda":
             torch.cuda.synchronize()
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
+    # endregion
+
     epoch_s = []
     for _ in range(EPOCHS):
         sync()
@@ -114,6 +124,7 @@ def train(config, device):
         sync()
         epoch_s.append(time.perf_counter() - start)
 
+    # region accuracy, peak memory, results
     with torch.no_grad(), torch.autocast(device, dtype=dtype or torch.float32, enabled=dtype is not None):
         accuracy = (forward(x_test).argmax(dim=1) == y_test).float().mean().item() * 100
     if device == "cuda":
@@ -124,26 +135,29 @@ def train(config, device):
         "first": epoch_s[0], "epochs": epoch_s[1:], "threads": torch.get_num_threads(),
         "peak_mb": peak_mb, "what": what, "accuracy": accuracy,
     }
+    # endregion
 
 
 if __name__ == "__main__":
     device = "cuda" if torch.cuda.is_available() else "cpu"
     configs = ["float32", "bfloat16 autocast", "float16 autocast + GradScaler", "torch.compile"]
     print(f"device: {device}, {EPOCHS} epochs of {TRAIN} samples, held-out set of {TEST}")
+    # region oneDNN's 16-bit paths
     if device == "cpu":
         # oneDNN runs 16-bit matrix products fast on CPUs with the instructions for them; where it
-        # has no path for a format, PyTorch computes that format's products in a slow generic kernel.
+        # has no path for a format, PyTorch (as of torch 2.13) computes that format's products in a
+        # slow generic kernel.
         onednn = torch.backends.mkldnn.is_available()
         print("oneDNN bfloat16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported())
         print("oneDNN float16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_fp16_supported())
-    # One fresh process per configuration: peak memory is a per-process figure.
+    # endregion
+    # A fresh process per configuration: peak memory is per process.
     context = multiprocessing.get_context("spawn")
     results = {}
     for config in configs:
-        # float16 autocast and GradScaler("cpu") work on a CPU too; whether they are fast there
-        # depends on its float16 support, which is what the verdict lines report.
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
             r = results[config] = pool.submit(train, config, device).result()
+        # region print its row
         if config == "float32":
             print("threads:", r["threads"])
         median, q1, q3 = spread(r["epochs"])
@@ -152,7 +166,9 @@ if __name__ == "__main__":
             f" | first epoch {r['first']:.3f} s | peak {r['peak_mb']:.0f} MB {r['what']}"
             f" | accuracy {r['accuracy']:.2f}%"
         )
+        # endregion
 
+    # region each against float32; compile time
     base = results["float32"]
     for config, r in results.items():
         if config == "float32":
@@ -167,3 +183,4 @@ if __name__ == "__main__":
     r = results["torch.compile"]
     compile_s = r["first"] - spread(r["epochs"])[0]
     print(f"torch.compile: compilation took about {compile_s:.1f} s of the first epoch")
+    # endregion

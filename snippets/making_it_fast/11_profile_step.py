@@ -6,15 +6,19 @@
 # ///
 """Measure first: where does the time of one small training step go? torch.profiler answers per op."""
 
+# region imports
 import torch
 from torch import nn
 from torch.profiler import ProfilerActivity, profile
 
+# endregion
+
+# region the worked example's model, a batch
 torch.manual_seed(0)
-# The worked example's model, data shape and optimizer, on the CPU.
 model = nn.Sequential(nn.Linear(32, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 x, y = torch.randn(256, 32), torch.randint(0, 10, (256,))
+# endregion
 
 
 def step():
@@ -25,15 +29,14 @@ def step():
 
 
 for _ in range(5):
-    step()  # warm-up: the first steps allocate Adam's state and pick kernels; they are not typical
+    step()  # warm-up: first steps allocate Adam's state, pick kernels
 
 STEPS = 20
 with profile(activities=[ProfilerActivity.CPU]) as prof:
     for _ in range(STEPS):
         step()
 
-# Self time: the time spent in the op itself, not in the ops it calls. Summed over all ops it is
-# the whole profiled time, counted once, so the shares below add up to at most 100%.
+# Self time: in the op itself, not in ops it calls; shares sum to <= 100%.
 ops = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
 total = sum(e.self_cpu_time_total for e in ops)
 print("threads:", torch.get_num_threads())
