@@ -48,8 +48,7 @@ COMMANDS = ("record_runs.py", "python -m recorded", "--target", "record it with"
 # shown(el, skip, sep) is the text a reader sees under el: an element that checkVisibility()
 # rejects (a hidden tab panel) or that skip() names is left out, and so is all of a closed
 # <details> but its <summary>; a block element is set apart by sep (a space between words, a
-# line break in code), so a folded region (a closed <details> in code) is one line, its
-# summary. A word is a whitespace-separated token holding a letter or a digit. In a recorded
+# line break in code). A region of code (a <details> in it) adds its summary as one line. A word is a whitespace-separated token holding a letter or a digit. In a recorded
 # block, the outputs are its `language-text` blocks and every other <pre> is its code.
 MEASURE_PAGE = r"""markers => {
   const article = document.querySelector('article.md-content__inner') ?? document.querySelector('article');
@@ -102,8 +101,10 @@ MEASURE_PAGE = r"""markers => {
     ...commands(),
     examples: [...article.querySelectorAll('div.recorded')].map((ex, i) => ({
       id: ex.id || `example ${i + 1}`,
-      code_lines: lines(pres(ex).filter(pre => !isOutput(pre))),
-      machinery_words: words(shown(ex, el => el.tagName === 'PRE', ' ')),
+      // A region's summary is one line of code, folded or open.
+      code_lines: lines(pres(ex).filter(pre => !isOutput(pre)))
+        + [...ex.querySelectorAll('details.recorded-region > summary')].filter(seen).length,
+      machinery_words: words(shown(ex, el => el.tagName === 'PRE' || el.matches('.recorded-code'), ' ')),
       opens_with_output: pres(ex).some(pre => isOutput(pre) && seen(pre)),
     })),
   };
