@@ -539,7 +539,8 @@ def test_the_machine_table_names_each_target_machine_and_its_emulation(three):
 
     (machines,) = re.findall(r'<h2 id="the-machines">.*?<ul>(.*?)</ul>', html, re.DOTALL)
     assert (
-        "Big CPU: </strong><span>a big CPU as it is. Recorded on Test CPU 9000 (AVX2), 4 cores." in machines
+        "Big CPU: </strong><span>a big CPU as it is. Recorded on Test CPU 9000 (AVX2), 4 cores, torch 2.13.0+cpu."
+        in machines
     )
     assert (
         "the big CPU limited to small instructions. Not recorded yet on this kind of machine. "

@@ -1136,3 +1136,70 @@ def test_a_recording_of_the_first_schema_is_read_and_upgraded_in_place(tmp_path,
     assert a["schema"] == 2 and a["code_sha256"] == snippets[0].code_sha256()
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(HELLO + "# a comment now\n")
     assert store.status(discover(tmp_path / "snippets")[0], "cpu").state is State.FRESH
+
+
+# -- fresh runs ------------------------------------------------------------------------------
+
+FLIPS = """
+import os, pathlib
+counter = pathlib.Path(os.environ["COUNTER"])
+n = int(counter.read_text()) + 1 if counter.exists() else 1
+counter.write_text(str(n))
+print("pid:", os.getpid())
+print("a vs b here:", "slower" if n == 2 else "faster")
+print("A/A here: within noise")
+"""
+
+
+def flipping(tmp_path, tmp_path_factory, monkeypatch) -> Path:
+    """A timing snippet whose second run gives another verdict (its counter lives outside the project)."""
+    monkeypatch.setenv("COUNTER", str(tmp_path_factory.mktemp("counter") / "n"))
+    add_snippet(tmp_path, "lesson/01_t.py", FLIPS, timing=True)
+    return tmp_path
+
+
+def test_a_timing_snippet_runs_three_times_each_in_a_fresh_process(tmp_path, tmp_path_factory, monkeypatch):
+    root = flipping(tmp_path, tmp_path_factory, monkeypatch)
+
+    assert main(root, "--keep-busy") == 0  # the suite itself keeps the machine busy
+
+    rec = Store(root).read("lesson/01_t.py", "cpu")
+    assert rec is not None and len(rec.outputs) == 3
+    pids = {next(line for line in out if line.startswith("pid:")) for out in rec.outputs}
+    assert len(pids) == 3  # three processes
+    assert [out[1] for out in rec.outputs] == [
+        "a vs b here: faster",
+        "a vs b here: slower",
+        "a vs b here: faster",
+    ]
+    assert all(run.busy is not None for run in rec.runs)
+
+
+def test_runs_come_from_the_configuration_or_the_flag(tmp_path, tmp_path_factory, monkeypatch):
+    root = flipping(tmp_path, tmp_path_factory, monkeypatch)
+    (root / "pyproject.toml").write_text("[tool.recorded]\nruns = 2\n")
+
+    assert main(root, "--keep-busy") == 0
+    assert len(Store(root).read("lesson/01_t.py", "cpu").outputs) == 2  # type: ignore[union-attr]
+    assert main(root, "--keep-busy", "--force", "--runs", "1") == 0
+    assert len(Store(root).read("lesson/01_t.py", "cpu").outputs) == 1  # type: ignore[union-attr]
+    (root / "pyproject.toml").write_text("[tool.recorded]\nruns = 0\n")
+    assert main(root) == 2  # refused, naming the key
+
+
+def test_a_decisive_claim_holds_only_if_every_fresh_run_gave_it(
+    tmp_path, tmp_path_factory, monkeypatch, warnings
+):
+    from projects import Project
+
+    root = flipping(tmp_path, tmp_path_factory, monkeypatch)
+    assert main(root, "--keep-busy") == 0
+    project = Project(root)
+    project.page("recordings.md", "# Recordings\n\n/// recordings\n///\n")
+
+    html = project.render('# P\n\n/// recorded | lesson/01_t.py\nexpect:\n  - "a vs b here: faster"\n///\n')
+
+    (warning,) = warnings()
+    assert "does not print ['a vs b here: faster'] in run 2 of 3" in warning
+    assert "faster in 2 of 3 runs; slower in 1" in html  # beside the verdict, as the reader sees it
+    assert "within noise in 3 of 3 runs" in html

@@ -295,3 +295,16 @@ def test_block_without_a_closing_line_fails_with_a_clear_message(project):
     failure = project.failure(page('/// recorded | lesson/x.py\nexpect:\n  - "hello"\n\nMore prose.'))
 
     assert failure == "malformed recorded block: it has no closing `///` line; end the block with one."
+
+
+def test_a_claim_must_hold_in_every_fresh_run_of_a_recording(project):
+    from recorded.model.store import Run
+
+    rec = project.recording(project.snippet(), "cpu", OUTPUT)
+    rec.runs = [Run(OUTPUT, 0.01), Run(["hello", "answer: 41", "done"], 0.01)]
+    project.store.write(rec)
+
+    message = project.failure(page(block(body='expect:\n  - "answer: 42"\n')))
+
+    assert "lesson/x.py, cpu recording" in message and ", run 3 of 3:" in message
+    assert "run 1 of 3" not in message and "run 2 of 3" not in message

@@ -11,21 +11,26 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 from ..model import describe, machines
-from ..model.lines import parse
+from ..model.lines import TIMING_VERDICTS, Line, answers, parse
 from ..model.machines import Machine
 from ..model.snippets import Snippet
 from ..model.store import Recording, State, Status, Store
 from ..recorder import shard
+from ..recorder.busy import LIMIT
 from ..recorder.choose import ALL, AUTO, Choice, choose, named
 from ..recorder.record import plan, record, to_run
 from .check import say_part
 from .options import Options, UsageError
 from .record import cannot, save_bundle
 
-MAX_LABEL = 46
+#: The terminal a report must fit by default.
+WIDTH = 100
+LABEL = 31  #: the row labels' column
+CELL = 17  #: each machine's column: "within noise 3/3" fits
 
 
 def _clip(text: str, width: int) -> str:
@@ -33,25 +38,31 @@ def _clip(text: str, width: int) -> str:
 
 
 def machine_words(m: Machine) -> str:
-    parts = [describe.machine(m)]
-    for lib in ("python", "torch"):
-        if m.version(lib):
-            parts.append(f"{'Python' if lib == 'python' else lib} {m.version(lib)}")
-    return " · ".join(parts)
+    torch = m.version("torch")
+    return describe.short_machine(m, False) + (f" · torch {torch.split('+')[0]}" if torch else "")
 
 
-def _published_machines(published: Store, snippets: list[Snippet], target: str) -> list[str]:
-    counts: dict[str, int] = {}
-    for s in snippets:
-        rec = published.status(s, target).recording
-        if rec is not None:
-            words = machine_words(rec.machine)
-            counts[words] = counts.get(words, 0) + 1
-    return [w + (f" ({n} recordings)" if len(counts) > 1 else "") for w, n in counts.items()]
+def _count(rec: Recording, line: Line, n: int) -> str:
+    """A verdict with how many fresh runs gave it: "faster 3/3"."""
+    said = answers(rec.outputs, line.label, n)
+    return (
+        f"{line.value} {said.count(line.value)}/{len(said)}" if line.value in TIMING_VERDICTS else line.value
+    )
 
 
-def _status(rec: Recording) -> str:
-    return f"{rec.duration_s:.1f} s {rec.status}"
+def _busy(rec: Recording) -> str:
+    loads = [rec.busy] + [r.busy for r in rec.runs]
+    worst = max(
+        (
+            v
+            for load in loads
+            if load
+            for k, v in load.items()
+            if k in ("before", "after") and isinstance(v, float)
+        ),
+        default=0.0,
+    )
+    return f"busy: other work used up to {worst * 100:.0f}% of the CPUs" if worst > LIMIT else ""
 
 
 def table(
@@ -62,80 +73,84 @@ def table(
     target: str,
     here_machine: str,
 ) -> str:
-    """The comparison as text: a header naming the machines, then one row per snippet and
-    one per verdict or timing line, then what was skipped and a count of verdicts."""
-    # Published columns are named as the site's tabs are.
-    targets = published.targets.names
-    columns = [f"published {published.targets.label(t)}" for t in targets]
-    pad = max(17, *(len(c) + 2 for c in columns))
-    out = [f"{'this machine:':<{pad}}{here_machine} · target {target}"]
-    for t, col in zip(targets, columns):
-        names = _published_machines(published, snippets, t)
-        out.append(f"{col + ':':<{pad}}{names[0] if names else 'not recorded yet'}")
-        out.extend(f"{'':<{pad}}{n}" for n in names[1:])
-
-    rows: list[tuple[str, ...]] = []
-    tally = {t: {"same": 0, "differs": 0} for t in targets}
-    notes: list[str] = []
+    """The comparison as text for a 100-column terminal: the machines, then per snippet one row
+    per verdict or timing line, this machine's value beside each published tab's (only the
+    tabs that recorded something), and a summary of where this machine agrees and differs."""
+    shown = [t for t in published.targets if any(published.status(s, t.name).recording for s in snippets)]
+    out = [f"This machine: {here_machine}, run as {target}."]
+    for i, t in enumerate(shown):
+        names = {
+            machine_words(rec.machine)
+            for s in snippets
+            if (rec := published.status(s, t.name).recording) is not None
+        }
+        out.append(f"{'Published:' if i == 0 else '':<14}{t.tab:<14}{'; '.join(sorted(names))}")
+    out += textwrap.wrap(
+        "Times are as each run printed them, unit included; a verdict says how many fresh runs gave it "
+        "(faster 3/3). Published tabs may have run other PyTorch versions (above).",
+        WIDTH,
+    )
+    per = (WIDTH - LABEL - CELL) // CELL  # published columns beside "here" in one table
+    groups = [shown[i : i + per] for i in range(0, len(shown), per)] or [[]]
+    differs: list[str] = []
+    agree = compared = 0
     for s in snippets:
         mine = here.get(s.name)
-        pub: dict[str, Recording | None] = {}
-        head = [s.name, _status(mine) if mine else ("skipped" if s.name in skipped else "-")]
-        for t in targets:
-            status = published.status(s, t)
-            state, rec = status.state, status.recording
-            pub[t] = rec
-            if state is State.NOT_APPLICABLE:
-                head.append("n/a")
-            elif rec is None:
-                head.append(state.value)  # missing or invalid
-            else:
-                head.append(_status(rec) + (" (stale)" if state is State.STALE else ""))
-        rows.append(tuple(head))
-        lines_here = parse(mine.stdout) if mine else {}
-        lines_pub = {t: parse(r.stdout) if r else {} for t, r in pub.items()}
-        keys = list(lines_here)
-        for t in targets:
-            keys += [k for k in lines_pub[t] if k not in keys]
-        for key in keys:
-            kind, label, n = key
-            mine_line = lines_here.get(key)
-            row = [
-                f"  {_clip(label, MAX_LABEL - 2)}" + (f" [{n + 1}]" if n else ""),
-                mine_line.value if mine_line else "-",
-            ]
-            for t in targets:
-                other = lines_pub[t].get(key)
-                if other is None:
-                    row.append("-")
-                elif kind == "verdict" and mine_line is not None:
-                    mark = "same" if other.value == mine_line.value else "differs"
-                    tally[t][mark] += 1
-                    row.append(f"{other.value} ({mark})")
-                else:
-                    row.append(other.value)
-            rows.append(tuple(row))
+        why = skipped.get(s.name)
+        head = f"{s.name}: " + (
+            f"skipped here ({why})"
+            if why
+            else f"{mine.status} here, {1 + len(mine.runs)} run{'s' * bool(mine.runs)}, {mine.duration_s:.1f} s"
+            + (" each" if mine.runs else "")
+            if mine
+            else "not run here"
+        )
+        out += ["", textwrap.fill(head, WIDTH, subsequent_indent="  ")]
+        out += [f"  {_busy(mine)}"] if mine and _busy(mine) else []
         if mine and not mine.ok:
-            last = (mine.stderr or ["(no error output)"])[-1]
-            notes.append(f"{s.name}: {mine.status} here, exit code {mine.exit_code}: {last}")
-
-    header = ("snippet / line", "this machine", *columns)
-    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+            said = f"  exit code {mine.exit_code}: {(mine.stderr or ['(no error output)'])[-1]}"
+            out.append(textwrap.fill(said, WIDTH, subsequent_indent="    "))
+        pub = {t.name: published.status(s, t.name).recording for t in shown}
+        lines_here = parse(mine.stdout) if mine and mine.ok else {}
+        lines_pub = {name: parse(r.stdout) if r else {} for name, r in pub.items()}
+        keys = list(lines_here)
+        for found in lines_pub.values():
+            keys += [k for k in found if k not in keys]
+        for group in groups if keys else []:
+            heads = f"  {'':<{LABEL - 2}}{'here':<{CELL}}" + "".join(
+                f"{_clip(t.tab, CELL - 1):<{CELL}}" for t in group
+            )
+            out.append(heads.rstrip())
+            for key in keys:
+                _, label, n = key
+                mine_line = lines_here.get(key)
+                row = f"  {_clip(label, LABEL - 3):<{LABEL - 2}}"
+                row += f"{_clip(_count(mine, mine_line, n) if mine and mine_line else '-', CELL - 1):<{CELL}}"
+                for t in group:
+                    other, rec = lines_pub[t.name].get(key), pub[t.name]
+                    row += f"{_clip(_count(rec, other, n) if rec and other else '-', CELL - 1):<{CELL}}"
+                out.append(row.rstrip())
+        for key, line in lines_here.items():
+            if line.kind != "verdict":
+                continue
+            others = {t.tab: o.value for t in shown if (o := lines_pub[t.name].get(key)) is not None}
+            if not others:
+                continue
+            compared += 1
+            if all(v == line.value for v in others.values()):
+                agree += 1
+            else:
+                elsewhere = ", ".join(f"{v} on {tab}" for tab, v in others.items() if v != line.value)
+                differs.append(f"  {s.name}: {line.label}: {line.value} here; {elsewhere}")
     out.append("")
-    for r in [header, *rows]:
-        out.append("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip())
-    out.append("")
-    for name, why in skipped.items():
-        out.append(f"skipped here: {name}: {why}")
-    out.extend(notes)
-    verdicts = "; ".join(
-        f"{v['same']} same, {v['differs']} differ{'s' * (v['differs'] == 1)} vs published "
-        f"{col.removeprefix('published ')}"
-        if v["same"] + v["differs"]
-        else f"none to compare with published {col.removeprefix('published ')}"
-        for col, v in zip(columns, tally.values())
-    )
-    out.append(f"verdicts here: {verdicts}")
+    if compared:
+        summary = f"Summary: {agree} of the {compared} verdicts this machine printed agree with every "
+        out += textwrap.wrap(
+            summary + "published tab that printed them" + ("; these differ:" if differs else "."), WIDTH
+        )
+        out += [textwrap.fill(d, WIDTH, subsequent_indent="    ") for d in differs]
+    else:
+        out.append("Summary: no verdict here to compare with the published tabs.")
     return "\n".join(out) + "\n"
 
 
@@ -191,7 +206,7 @@ def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: l
                 timeout=opts.timeout,
                 fail_fast=opts.fail_fast,
                 on_run=keep,
-                refuse_busy=opts.refuse_busy,
+                refuse_busy=False,  # a reader compares on the machine they have: busy runs are kept and marked
                 runs=opts.runs or 1,
             )
         if here:

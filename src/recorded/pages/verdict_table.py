@@ -152,7 +152,8 @@ def machines(store: Store, items: list[Status]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {t: [] for t in store.targets.names}
     for e in items:
         if e.state is State.FRESH and e.recording:
-            text = describe.machine(e.recording.machine)
+            torch = e.recording.machine.version("torch")
+            text = describe.machine(e.recording.machine) + (f", torch {torch}" if torch else "")
             if text not in found[e.target]:
                 found[e.target].append(text)
     return found
