@@ -23,8 +23,11 @@ $(STAMP): $(DEPS) constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[lesson,docs,test]'
 	@touch $(STAMP)
 
+# The preview never stops on a problem: a broken claim, or a missing or stale recording, is a
+# box on its page (the strict build and the tests still fail on it); it rebuilds when a page,
+# a snippet, a recording or the configuration changes.
 serve: $(STAMP)  ## preview the site on http://127.0.0.1:8000, rebuilding on every save
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+	$(BIN)/mkdocs serve --no-strict --dev-addr 127.0.0.1:8000 -w snippets -w recordings -w pyproject.toml
 
 test: lint  ## lint, format and types, then the whole suite: pages, claims, recordings, recorder, site
 	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
@@ -42,8 +45,13 @@ lint: $(STAMP)  ## ruff check, ruff format --check and mypy, with zero findings
 build: $(STAMP)  ## the site into site/, failing on any warning
 	$(BIN)/mkdocs build --strict
 
-record: $(STAMP)  ## record what is missing or stale on this machine
-	$(BIN)/python scripts/record_runs.py
+# TARGET=NAME records one kind of machine, SNIPPETS=... those snippets, FORCE=1 re-records
+# fresh ones too; then everything made from the recordings is redrawn, so one command
+# leaves the tree ready for `make test`.
+record: $(STAMP)  ## record what is missing or stale on this machine, then redraw the notebook and figures
+	$(BIN)/python scripts/record_runs.py $(if $(TARGET),--target $(TARGET)) $(if $(FORCE),--force) $(SNIPPETS)
+	$(BIN)/python scripts/make_notebook.py
+	$(BIN)/python scripts/make_figures.py
 
 check: $(STAMP)  ## list missing, stale and failed recordings without running anything
 	$(BIN)/python scripts/record_runs.py --check

@@ -12,7 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from recorded.notebook import COMMAND, notebook_path, render, with_notebooks  # noqa: E402 (after sys.path gains src/)
+from recorded.model.store import Store  # noqa: E402 (after sys.path gains src/)
+from recorded.notebook import notebook_path, render, with_notebooks  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +40,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{shown} is up to date.")
         elif args.check:
             why = "is missing" if current is None else "is out of date with the pages, snippets or recordings"
-            print(f"{shown} {why}: run `{COMMAND}` and commit the result.", file=sys.stderr)
+            print(
+                f"{shown} {why}: run `{Store(ROOT).settings.commands.all}` and commit the result.",
+                file=sys.stderr,
+            )
             outdated += 1
         else:
             path.write_text(text, encoding="utf-8", newline="\n")

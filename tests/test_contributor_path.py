@@ -57,21 +57,30 @@ def commands(text: str) -> list[list[str]]:
     ]
 
 
-def recipe(target: str) -> list[str]:
-    """The command `make target` runs, from the Makefile ($(BIN)/python is this interpreter)."""
+def recipe(target: str, variables: dict[str, str]) -> list[list[str]]:
+    """The commands `make target VAR=value ...` runs, from the Makefile ($(BIN)/python is this
+    interpreter), with the `$(if $(VAR),text)` and `$(VAR)` it uses filled in."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    found = re.search(rf"^{re.escape(target)}:.*\n\t(.+)$", makefile, re.MULTILINE)
+    found = re.search(rf"^{re.escape(target)}:.*\n((?:\t.+\n?)+)", makefile, re.MULTILINE)
     assert found, f"the docs say `make {target}`, which the Makefile does not define"
-    assert "\n\t" not in found.group(0)[found.end(1) :], f"make {target}: more than one line"
-    return shlex.split(found.group(1).replace("$(BIN)/python", "python"))
+    commands = []
+    for line in found.group(1).splitlines():
+        line = re.sub(r"\$\((\w+)\)", lambda m: "python" if m[1] == "BIN" else variables.get(m[1], ""), line)
+        line = re.sub(r"\$\(if ([^,]*),([^)]*)\)", lambda m: m[2] if m[1].strip() else "", line)
+        commands.append(shlex.split(line.replace("python/python", "python")))
+    return commands
 
 
 def perform(project: Project, argv: list[str]) -> int:
     """Run one documented command in the project: the recorder in this process, scripts as
-    their own process (with this interpreter), `make X` as its recipe."""
+    their own process (with this interpreter), `make X` as its recipe, line by line."""
     if argv[:1] == ["make"]:
-        (target,) = argv[1:]
-        return perform(project, recipe(target))
+        target, *assignments = argv[1:]
+        variables = dict(a.split("=", 1) for a in assignments)
+        for command in recipe(target, variables):
+            if (code := perform(project, command)) != 0:
+                return code
+        return 0
     python = argv[0] in ("python", "python3", ".venv/bin/python")
     assert python and len(argv) > 1 and argv[1].startswith("scripts/"), (
         f"the docs say `{shlex.join(argv)}`, which this test does not know how to perform: teach it"

@@ -19,7 +19,7 @@ def test_figures_match_the_recordings(lesson):
     stale = out_of_date(Store(ROOT), ROOT / "docs" / lesson.figures_dir, lesson_figures(ROOT, lesson))
     assert not stale, (
         f"{lesson.name}: figures drawn from other data than the recordings now hold: {stale}; "
-        f"run `python scripts/make_figures.py` and commit docs/{lesson.figures_dir}/."
+        f"run `{Store(ROOT).settings.commands.all}` and commit docs/{lesson.figures_dir}/."
     )
 
 

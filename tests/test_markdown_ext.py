@@ -124,7 +124,7 @@ def test_missing_cuda_recording_warns_in_strict_mode(project, warnings):
     (warning,) = warnings()
     assert ":3:" in warning
     assert "no CUDA recording" in warning
-    assert "python scripts/record_runs.py --target cuda lesson/x.py" in warning
+    assert "python -m recorded --target cuda lesson/x.py" in warning
     assert "This example needs attention" in html  # and the preview shows it on the page
 
 
@@ -611,7 +611,7 @@ def test_missing_cpu_recording_always_warns_and_the_page_says_so(project, warnin
 
     (warning,) = warnings()
     assert ":3:" in warning and "no CPU recording" in warning
-    assert "python scripts/record_runs.py --target cpu lesson/x.py" in warning
+    assert "python -m recorded --target cpu lesson/x.py" in warning
     (box,) = re.findall(r'<div class="admonition failure recorded-problems">(.*?)</div>', html)
     assert "This example needs attention" in box and "no CPU recording" in box
 

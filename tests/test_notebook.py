@@ -23,12 +23,14 @@ from recorded.config import targets
 from recorded.config.lessons import Lesson
 from recorded.model.snippets import Snippet, load
 from recorded.model.store import State, Store
-from recorded.notebook import COMMAND, notebook_path, render, with_notebooks
+from recorded.notebook import notebook_path, render, with_notebooks
 from recorded.notebook.build import notebook_target, spawns
 from recorded.notebook.prose import Links, convert_markdown, page_parts, read_site
 from recorded.pages import blocks
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The one command that writes everything made from the recordings, the notebook included.
+COMMAND = Store(ROOT).settings.commands.all
 #: The lessons with a notebook, from pyproject.toml: every test below runs once for each.
 LESSONS = with_notebooks(ROOT)
 TARGETS = targets.load(ROOT)

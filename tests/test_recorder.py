@@ -352,7 +352,8 @@ def test_a_badly_declared_lesson_is_named_and_nothing_runs(tmp_path, runs, capsy
 
 
 def fix_line(name: str, target: str = "cpu") -> str:
-    return f"      fix: python scripts/record_runs.py --target {target} {name}"
+    """The fix line for a project that names no commands of its own: the engine's default."""
+    return f"      fix: python -m recorded --target {target} {name}"
 
 
 def test_check_reports_a_missing_cpu_recording_with_its_fix_and_exits_1(tmp_path, runs, capsys):
@@ -815,17 +816,17 @@ def test_real_script_with_nothing_stale_exits_0_without_importing_torch():
 # -- 9b. the command line names the command the user ran ------------------------------------
 
 
-def test_messages_and_fix_lines_name_the_command_the_user_ran(tmp_path, capsys):
+def test_fix_lines_name_the_projects_one_command_and_errors_the_command_the_user_ran(tmp_path, capsys):
     add_snippet(tmp_path, "lesson/01_a.py", HELLO)
-    started = {
-        cli.MODULE: "python -m recorded",
-        str(tmp_path / "scripts" / "record_runs.py"): "python scripts/record_runs.py",
-        None: "python scripts/record_runs.py",
-    }
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.recorded]\ncommands = { all = "make record", one = "make record TARGET={target} SNIPPETS={snippet}" }\n'
+    )
+    started = [cli.MODULE, str(tmp_path / "scripts" / "record_runs.py"), None]
 
-    for prog, command in started.items():
+    for prog in started:
         assert cli.main(["--check"], root=tmp_path, prog=prog) == 1
-        assert f"fix: {command} --target cpu lesson/01_a.py" in capsys.readouterr().out
+        # However the recorder was started, a fix is the one form that works from a fresh clone.
+        assert "fix: make record TARGET=cpu SNIPPETS=lesson/01_a.py" in capsys.readouterr().out
         assert cli.main(["--target", "tpu"], root=tmp_path, prog=prog) == 2
         name = "python -m recorded" if prog == cli.MODULE else "scripts/record_runs.py"
         assert capsys.readouterr().err.startswith(f"{name}: --target: unknown target 'tpu'")

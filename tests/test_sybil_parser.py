@@ -135,7 +135,7 @@ def test_stale_cpu_recording_fails_naming_the_command_to_rerecord(project):
     message = project.failure(page(block(body='expect:\n  - "hello"\n')))
 
     assert "cpu recording" in message and "stale" in message
-    assert "python scripts/record_runs.py --target cpu lesson/x.py" in message
+    assert "python -m recorded --target cpu lesson/x.py" in message
 
 
 def test_missing_cpu_recording_fails(project):
@@ -144,7 +144,7 @@ def test_missing_cpu_recording_fails(project):
     message = project.failure(page(block()))
 
     assert "missing" in message
-    assert "python scripts/record_runs.py --target cpu lesson/x.py" in message
+    assert "python -m recorded --target cpu lesson/x.py" in message
 
 
 def test_unreadable_recording_fails_naming_the_file(project):
@@ -167,7 +167,7 @@ def test_missing_cuda_recording_passes_unless_strict(project, monkeypatch):
     monkeypatch.setenv("RECORDINGS_STRICT", "1")
     message = project.failure(text)
     assert "cuda recording" in message and "missing" in message
-    assert "python scripts/record_runs.py --target cuda lesson/x.py" in message
+    assert "python -m recorded --target cuda lesson/x.py" in message
 
 
 def test_expect_on_cuda_is_checked_against_the_cuda_recording_only(project):

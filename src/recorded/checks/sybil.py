@@ -27,7 +27,7 @@ from ..config import targets as targets_
 from ..config.targets import Target, Targets
 from ..model import claims, escape, machines
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
-from ..model.store import State, Store, must_be_fresh, record_command, this_python
+from ..model.store import State, Store, must_be_fresh
 from ..pages import blocks
 from ..recorder import choose, runner
 
@@ -141,7 +141,7 @@ class RecordedParser:
             status = self.store.status(snippet, target)
             state, rec, reason = status.state, status.recording, status.reason
             where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
-            fix = f"  fix: {record_command(snippet.name, target, this_python(self.store.root))}"
+            fix = f"  fix: {self.store.settings.commands.record(snippet.name, target)}"
             insist = must_be_fresh(t, self._here, strict())
             if state is State.FRESH and rec is not None:
                 # Every fresh run must print the claims: a decisive verdict holds only if each run gave it.

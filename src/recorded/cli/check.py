@@ -10,7 +10,7 @@ from ..config import lessons
 from ..config.lessons import Lesson, lesson_of, title
 from ..model import machines
 from ..model.snippets import Snippet
-from ..model.store import State, Status, Store, must_be_fresh, record_command
+from ..model.store import State, Status, Store, must_be_fresh
 from ..recorder import admit, shard
 from ..recorder.choose import ALL, choose
 from ..recorder.record import TO_RECORD, plan
@@ -67,7 +67,7 @@ def check(
         mark = "error" if i in required else "note "
         print(
             f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
-            f"      fix: {record_command(i.snippet.name, i.target, command=command)}"
+            f"      fix: {store.settings.commands.record(i.snippet.name, i.target)}"
         )
     # One tab, one machine: a recording that does not prove its target fails as an error.
     wrong = admit.audit(store)

@@ -2,6 +2,10 @@
 
     [tool.recorded]
     runs = 3      # fresh runs of each timing snippet (timing = true), each in a fresh process
+    # The commands a message names to fix what it found, as this project spells them, the one
+    # form that works from a fresh clone: `all` records what is missing or stale here and
+    # redraws everything made from the recordings; `one` records a snippet on a target.
+    commands = { all = "make record", one = "make record TARGET={target} SNIPPETS={snippet}" }
 
 Standard library only.
 """
@@ -19,7 +23,16 @@ CONFIG_FILE = "pyproject.toml"
 #: The most fresh runs a recording may hold: enough to see the spread between runs, and a
 #: bound on what a bundle may carry.
 MAX_RUNS = 20
+_COMMANDS = {
+    "all": Key("a command, as a contributor types it", schema.text, default="python -m recorded"),
+    "one": Key(
+        "a command with {target} and {snippet} in it",
+        lambda v: schema.text(v) and "{target}" in v and "{snippet}" in v,
+        default="python -m recorded --target {target} {snippet}",
+    ),
+}
 SCHEMA = {
+    "commands": Key("a table of all and one, both strings", table=_COMMANDS),
     "runs": Key(
         f"a whole number of fresh runs from 1 to {MAX_RUNS}",
         lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_RUNS,
@@ -29,17 +42,33 @@ SCHEMA = {
 
 
 @dataclass(frozen=True)
+class Commands:
+    """The commands a message names to fix what it found: built here and nowhere else."""
+
+    all: str = _COMMANDS["all"].default
+    one: str = _COMMANDS["one"].default
+
+    def record(self, snippet: str | None = None, target: str | None = None) -> str:
+        """The command that records ``snippet`` on ``target``; without them, everything."""
+        if snippet is None or target is None:
+            return self.all
+        return self.one.replace("{target}", target).replace("{snippet}", snippet)
+
+
+@dataclass(frozen=True)
 class Settings:
     #: How many times the recorder runs a timing snippet, each time in a fresh process: the
     #: spread between runs, which no single process shows (as pyperf's worker processes).
     runs: int = 3
+    commands: Commands = Commands()
 
 
 def parse(config: dict, where: str = CONFIG_FILE) -> Settings:
     table = tool_table(config, where)
     mine = {k: v for k, v in table.items() if k in SCHEMA}
     values = schema.validate(SCHEMA, mine, where, "tool.recorded")
-    return Settings(runs=values["runs"])
+    commands = values["commands"] or {}
+    return Settings(runs=values["runs"], commands=Commands(**{k: v for k, v in commands.items() if v}))
 
 
 def load(root: Path) -> Settings:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..config import settings as settings_
 from ..config import targets as targets_
 from ..config.targets import Target, Targets
 from .machines import Machine
@@ -228,13 +229,15 @@ class Store:
         self.recordings_dir = Path(recordings_dir) if recordings_dir else self.root / "recordings"
         #: The project's targets, from its pyproject.toml (raises TargetError if malformed).
         self.targets = targets or targets_.load(self.root)
+        #: Its settings: fresh runs, and the commands its messages name.
+        self.settings = settings_.load(self.root)
 
     def path(self, snippet_name: str, target: str) -> Path:
         return self.recordings_dir / target / Path(snippet_name).with_suffix(".json")
 
     def load(self, path: Path) -> Recording:
         where = self.shown(path)
-        hint = "re-record it with `python scripts/record_runs.py --force` or delete the file."
+        hint = f"delete the file, then run `{self.settings.commands.record()}`."
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except RecursionError:
@@ -269,7 +272,7 @@ class Store:
             raise RecordingError(
                 f"{self.shown(path)}: holds {rec.snippet} on {rec.target}, but its place says "
                 f"{snippet_name} on {target}; delete it and run "
-                f"`{record_command(snippet_name, target, this_python(self.root))}`."
+                f"`{self.settings.commands.record(snippet_name, target)}`."
             )
         return rec
 
@@ -386,13 +389,6 @@ def locked(folder: Path, what: str, wait_s: float = 600.0, say=None) -> Iterator
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
-
-
-def record_command(snippet_name: str, target: str, python: str = "python", command: str | None = None) -> str:
-    """The command that (re-)records one snippet on one target, for messages and pages:
-    ``command`` is the recorder as the user started it (``python -m recorded``), where the
-    caller knows it; else the script, run by ``python``."""
-    return f"{command or python + ' scripts/record_runs.py'} --target {target} {snippet_name}"
 
 
 def this_python(root: Path) -> str:

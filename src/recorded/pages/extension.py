@@ -25,7 +25,7 @@ from pymdownx.blocks.block import Block
 
 from ..model import escape, machines
 from ..model.snippets import SnippetError, load
-from ..model.store import Store, record_command, this_python
+from ..model.store import Store
 from . import blocks, example, inventory, markup, tables
 
 log = logging.getLogger("mkdocs.extensions.recorded")
@@ -178,7 +178,7 @@ class RecordedBlock(Block):
                 self.highlight,
                 page.link_to_machine,
                 self.config["recorded_anywhere"],
-                lambda name, target: record_command(name, target, this_python(store.root)),
+                store.settings.commands.record,
             )
             count = self.tracker.setdefault("count", 0)
             self.tracker["count"] = count + 1

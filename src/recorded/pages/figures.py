@@ -6,7 +6,7 @@ A lesson lists its figures in a module of its own (``figures = "…py"`` in its
 and one that draws that data with matplotlib. Each is drawn to an SVG under the lesson's
 ``figures_dir`` whose metadata carries the sha256 of that data, so a test can tell when a
 re-recording has made it out of date without comparing pictures.
-``python scripts/make_figures.py`` redraws them.
+The project's script (here scripts/make_figures.py) redraws them.
 """
 
 from __future__ import annotations
