@@ -70,7 +70,7 @@ def multiply_then_sum():
 def dot():
     return float(values @ values)  # one pass, no temporary (BLAS)
 
-loop_result = python_loop()  # each adds in its own order: compare with a tolerance, never with ==
+loop_result = python_loop()  # each adds in its own order: use a tolerance
 same = all(math.isclose(loop_result, f(), rel_tol=1e-9) for f in (multiply_then_sum, dot))
 print("threads: 1")
 print("same result (relative tolerance 1e-9):", same)

@@ -153,7 +153,7 @@ if __name__ == "__main__":
     context = multiprocessing.get_context("spawn")
     results = {}
     # endregion
-    for config in configs:  # a fresh process for each: its peak memory is its own
+    for config in configs:  # a fresh process each: its own peak memory
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
             r = results[config] = pool.submit(train, config, device).result()
         # region print the rows, each against float32, the compile time
