@@ -70,8 +70,7 @@ def multiply_then_sum():
 def dot():
     return float(values @ values)  # one pass, no temporary (BLAS)
 
-# Each adds in its own order: compare with a tolerance, never with ==.
-loop_result = python_loop()
+loop_result = python_loop()  # each adds in its own order: use a tolerance
 same = all(math.isclose(loop_result, f(), rel_tol=1e-9) for f in (multiply_then_sum, dot))
 print("threads: 1")
 print("same result (relative tolerance 1e-9):", same)
@@ -86,11 +85,10 @@ loop_ms = timings_ms(python_loop, repeat=15)
 two_pass_ms = timings_ms(multiply_then_sum, repeat=100)
 dot_ms = timings_ms(dot, repeat=100)
 
-# region show(): median, IQR and count
+# region print the medians, IQRs and speed-ups
 def show(label, samples, digits):
     median, q1, q3 = spread(samples)
     print(f"{label} {median:.{digits}f} ms (median of {len(samples)}, IQR {q1:.{digits}f}-{q3:.{digits}f})")
-# endregion
 
 show("python loop:            ", loop_ms, 1)
 show("(values * values).sum():", two_pass_ms, 2)
@@ -98,5 +96,6 @@ show("values @ values:        ", dot_ms, 2)
 print(f"speed-up, loop to (values * values).sum(): {spread(loop_ms)[0] / spread(two_pass_ms)[0]:.0f}x")
 print(f"speed-up, (values * values).sum() to values @ values: "
       f"{spread(two_pass_ms)[0] / spread(dot_ms)[0]:.1f}x")
+# endregion
 print("(values * values).sum() vs python loop here:", verdict(loop_ms, two_pass_ms))
 print("values @ values vs (values * values).sum() here:", verdict(two_pass_ms, dot_ms))

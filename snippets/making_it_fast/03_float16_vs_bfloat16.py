@@ -16,11 +16,13 @@ for dtype in (torch.float32, torch.float16, torch.bfloat16):
     info = torch.finfo(dtype)
     mantissa = round(-math.log2(info.eps))
     exponent = info.bits - 1 - mantissa
+    # region print its bits, max, smallest normal and eps
     print(
         f"{str(dtype).removeprefix('torch.'):>8}: {info.bits} bits = 1 sign + {exponent} exponent"
         f" + {mantissa} mantissa | max {info.max:.6g} | smallest normal"
         f" {info.smallest_normal:.6g} | eps {info.eps:.6g}"
     )
+    # endregion
 
 # Below the smallest normal: subnormals, ever fewer significant bits, then 0.
 for dtype in (torch.float16, torch.bfloat16):

@@ -48,17 +48,17 @@ for epoch in range(3):
         steps += 1
     epoch_losses.append(loss_sum.item() / len(loader))  # one sync per epoch
 
-# region skipped steps, from the scale
+# region skipped steps, from the scale; print the dtypes
 # Read the scale once, after the loop. With fewer steps than the growth interval (2000 by
 # default) it never grows; it halves once for each skipped step.
 assert steps < scaler.get_growth_interval()
 skipped = round(math.log2(INIT_SCALE / scaler.get_scale()))
-# endregion
 
 print("activations computed in:", logits.dtype)
 print("loss computed in:", loss.dtype)
 print("master weights kept in:", model[0].weight.dtype)  # the model's own
 print("gradients reach the optimizer in:", model[0].weight.grad.dtype)
+# endregion
 print(f"loss (mean over the first and the last epoch): {epoch_losses[0]:.3f} -> {epoch_losses[-1]:.3f}")
 print("loss went down:", epoch_losses[-1] < epoch_losses[0])
 print("optimizer steps skipped by GradScaler:", skipped)

@@ -92,6 +92,7 @@ for epoch in range(EPOCHS):  # epoch 0 warms up; the runs take turns
     bf16.epoch(timed=epoch > 0)
     fp32.epoch(timed=epoch > 0)
 
+# region print the dtypes (other ops' too), the loss and the timings
 print("threads:", torch.get_num_threads())
 print("activations computed in:", bf16.logits.dtype)
 print("loss computed in:", bf16.loss.dtype)
@@ -100,7 +101,6 @@ print("gradients reach the optimizer in:", bf16.model[0].weight.grad.dtype)
 print(f"loss: {bf16.losses[0]:.3f} -> {bf16.losses[-1]:.3f}")
 print("loss went down:", bf16.losses[-1] < bf16.losses[0])
 
-# region other ops under autocast
 # Which precision do the ops between the matrix products get? On the CPU, softmax, layer_norm
 # and sums are on neither of autocast's lists, so they run in the dtype they are given: bfloat16
 # when it comes from a linear layer. Only the CPU's "autocast to float32" list (losses such as
@@ -115,12 +115,10 @@ with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         ("cross_entropy", F.cross_entropy(bf16.model(features[:BATCH]), labels[:BATCH])),
     ):
         print(f"under CPU autocast, {name} of bfloat16 activations returns: {out.dtype}")
-# endregion
 
-# region medians and IQRs
 for label, run in (("float32: ", fp32), ("bfloat16:", bf16)):
     median, q1, q3 = spread(run.step_ms)
     print(f"{label} {median:.2f} ms per step (median of {len(run.step_ms)}, IQR {q1:.2f}-{q3:.2f})")
-# endregion
 print(f"bfloat16 time / float32 time: {spread(bf16.step_ms)[0] / spread(fp32.step_ms)[0]:.2f}")
+# endregion
 print("bf16 vs fp32 training here:", verdict(fp32.step_ms, bf16.step_ms))

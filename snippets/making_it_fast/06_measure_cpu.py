@@ -70,12 +70,12 @@ def onednn_bf16():
 
 # endregion
 
-# region the model, a batch of 256
+# region the model, a batch of 256, the thread count
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).eval()
 batch = torch.randn(256, 1024)
-# endregion
 threads = torch.get_num_threads()  # what PyTorch uses here by default
+# endregion
 
 # bfloat16 runs *inside* autocast: outside, it would time float32 again.
 statements = {
@@ -83,6 +83,7 @@ statements = {
     "bfloat16": "with torch.autocast('cpu', dtype=torch.bfloat16):\n    model(batch)",
     "float32 again": "model(batch)",  # A/A: the same code
 }
+# region one benchmark.Timer per variant, at this machine's thread count
 timers = {
     name: benchmark.Timer(
         stmt=stmt,
@@ -94,6 +95,7 @@ timers = {
     )
     for name, stmt in statements.items()
 }
+# endregion
 
 # Short rounds, taking turns: a slow spell hits every variant alike.
 ROUNDS = 8
@@ -107,6 +109,7 @@ with torch.inference_mode():
 results = {name: benchmark.Measurement.merge(measurements)[0] for name, measurements in rounds.items()}
 times_ms = {name: [t * 1000 for t in m.times] for name, m in results.items()}
 
+# region print the CPU's features, the timings and their ratio
 print("threads:", threads)
 print("CPU capability PyTorch dispatches to:", torch.backends.cpu.get_cpu_capability())
 print("oneDNN bfloat16 path available:", onednn_bf16())
@@ -114,11 +117,10 @@ print("CPU has AMX bfloat16 tiles:", cpu_has("amx_bf16"))
 print("CPU has AVX-512 bfloat16 instructions:", cpu_has("avx512_bf16"))
 print("output dtype under autocast:", out_dtype)
 benchmark.Compare(list(results.values())).print()
-# region medians and IQRs
 for name, m in results.items():
     median, q1, q3 = spread(times_ms[name])  # the same median as m.median; m.iqr is q3 - q1
     print(f"{name + ':':9} {median:.2f} ms per batch (median of {len(m.times)}, IQR {q1:.2f}-{q3:.2f})")
-# endregion
 print(f"bfloat16 time / float32 time: {results['bfloat16'].median / results['float32'].median:.2f}")
+# endregion
 print("bf16 vs fp32 here:", verdict(times_ms["float32"], times_ms["bfloat16"]))
 print("A/A, float32 vs float32 here:", verdict(times_ms["float32"], times_ms["float32 again"]))

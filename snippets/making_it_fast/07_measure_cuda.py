@@ -84,7 +84,7 @@ def use_tf32(on):
 
 # endregion
 
-# region model, float32 and bfloat16 forwards
+# region the model; variants float32, TF32, bfloat16, float32 again (A/A)
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda().eval()
 batch = torch.randn(2048, 4096, device="cuda")
@@ -100,8 +100,6 @@ def bfloat16_forward():
         return model(batch)
 
 
-# endregion
-
 variants = {  # name: (what to run, TF32 allowed)
     "float32": (float32_forward, False),
     "TF32": (float32_forward, True),
@@ -109,6 +107,7 @@ variants = {  # name: (what to run, TF32 allowed)
     "float32 again": (float32_forward, False),  # A/A: the same code
 }
 CALLS, SAMPLES = 5, 30
+# endregion
 
 
 def time_block(fn):
@@ -133,6 +132,7 @@ with torch.inference_mode():
         for name, (fn, tf32) in variants.items():
             use_tf32(tf32)
             times_ms[name].append(time_block(fn))
+    # region print the setup, the medians and IQRs
     use_tf32(False)
     out_dtype = bfloat16_forward().dtype
 
@@ -141,7 +141,6 @@ print("GPU:", torch.cuda.get_device_name())
 print("float32 matmul precision by default:", default_matmul_precision)
 print("cuDNN float32 convolutions by default:", default_conv_precision)
 print("output dtype under autocast:", out_dtype)
-# region medians and IQRs
 for name, samples in times_ms.items():
     median, q1, q3 = spread(samples)
     print(f"{name + ':':9} {median:.2f} ms per batch (median of {len(samples)}, IQR {q1:.2f}-{q3:.2f})")

@@ -122,20 +122,20 @@ with torch.inference_mode():
 with torch.enable_grad():
     new_grad_mode = recompiles(lambda: compiled(batch))
 
+# region print the device, the timings and the checks
 print("device:", device)
 print("threads:", torch.get_num_threads())
 print(f"first compiled call: {first_s:.1f} s (tracing and code generation)")
-# region medians and IQRs
 for label, samples in (("eager:   ", eager_ms), ("compiled:", compiled_ms)):
     median, q1, q3 = spread(samples)
     print(f"{label} {median:.2f} ms per call (median of {len(samples)}, IQR {q1:.2f}-{q3:.2f})")
 eager_median, compiled_median = spread(eager_ms)[0], spread(compiled_ms)[0]
-# endregion
 print(f"compiled time / eager time: {compiled_median / eager_median:.2f}")
 print("same results (within float tolerance):", same)
 print("another batch size needs a new compilation:", new_shape)
 print("switching gradients on needs a new compilation:", new_grad_mode)
 print("first call costs more than 100 steady calls:", first_s * 1000 > 100 * compiled_median)
+# endregion
 result = verdict(eager_ms, compiled_ms)
 print("compiled vs eager here:", result)
 if result == "faster":  # only a real speed-up repays compiling

@@ -141,8 +141,8 @@ def train(config, device):
 if __name__ == "__main__":
     device = "cuda" if torch.cuda.is_available() else "cpu"
     configs = ["float32", "bfloat16 autocast", "float16 autocast + GradScaler", "torch.compile"]
+    # region print the device and oneDNN's 16-bit paths; a spawn context
     print(f"device: {device}, {EPOCHS} epochs of {TRAIN} samples, held-out set of {TEST}")
-    # region oneDNN's 16-bit paths
     if device == "cpu":
         # oneDNN runs 16-bit matrix products fast on CPUs with the instructions for them; where it
         # has no path for a format, PyTorch (as of torch 2.13) computes that format's products in a
@@ -150,14 +150,13 @@ if __name__ == "__main__":
         onednn = torch.backends.mkldnn.is_available()
         print("oneDNN bfloat16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported())
         print("oneDNN float16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_fp16_supported())
-    # endregion
-    # A fresh process per configuration: peak memory is per process.
     context = multiprocessing.get_context("spawn")
     results = {}
-    for config in configs:
+    # endregion
+    for config in configs:  # a fresh process each: its own peak memory
         with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
             r = results[config] = pool.submit(train, config, device).result()
-        # region print its row
+        # region print the rows, each against float32, the compile time
         if config == "float32":
             print("threads:", r["threads"])
         median, q1, q3 = spread(r["epochs"])
@@ -166,9 +165,7 @@ if __name__ == "__main__":
             f" | first epoch {r['first']:.3f} s | peak {r['peak_mb']:.0f} MB {r['what']}"
             f" | accuracy {r['accuracy']:.2f}%"
         )
-        # endregion
 
-    # region each against float32; compile time
     base = results["float32"]
     for config, r in results.items():
         if config == "float32":

@@ -39,10 +39,12 @@ with profile(activities=[ProfilerActivity.CPU]) as prof:
 # Self time: in the op itself, not in ops it calls; shares sum to <= 100%.
 ops = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
 total = sum(e.self_cpu_time_total for e in ops)
+# region print the threads and the top 5 ops
 print("threads:", torch.get_num_threads())
 print(f"top 5 ops by self CPU time over {STEPS} training steps:")
 for e in ops[:5]:
     print(f"  {e.key}: {100 * e.self_cpu_time_total / total:.0f}%")
+# endregion
 matmul = sum(e.self_cpu_time_total for e in ops if e.key in ("aten::mm", "aten::addmm"))
 print(f"matrix products (aten::mm, aten::addmm): {100 * matmul / total:.0f}% of self CPU time")
 print("the matrix products take the largest share:", ops[0].key in ("aten::mm", "aten::addmm"))
