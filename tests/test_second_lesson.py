@@ -150,7 +150,7 @@ def test_a_stale_recording_is_named_with_its_fix(lesson):
     finally:
         snippet.write_text(good, encoding="utf-8")
     assert done.returncode == 1, done.stdout
-    assert "stale" in done.stdout and "record_runs.py --target cpu counting/01_sum.py" in done.stdout, (
+    assert "stale" in done.stdout and "python -m recorded --target cpu counting/01_sum.py" in done.stdout, (
         done.stdout
     )
     assert built.returncode != 0

@@ -217,7 +217,8 @@ def _run_once(
         why = (
             f"the run changed files in the project ({', '.join(changed)}); a snippet must not write "
             "into the project, so nothing it printed is kept and "
-            f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back"
+            f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back "
+            "(if you changed those files yourself while it ran, record it again)"
         )
         return None, load, why
     return result, load, ""
