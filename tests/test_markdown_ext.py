@@ -681,3 +681,14 @@ def test_a_busy_machine_is_named_on_the_provenance_line_and_a_quiet_one_is_not(p
     assert "other load" not in quiet
     (provenance,) = re.findall(r'<p class="recorded-provenance">(.*?) · <a', busy)
     assert provenance.endswith("2.5 s · busy machine, other load 40% before, 1% after")
+
+
+def test_a_yaml_error_names_the_pages_line_and_shows_it(project, warnings):
+    project.recording(project.snippet(), "cpu", ["hello"])
+
+    # line 3: header, 4: expect:, 5: "hello", 6: the badly indented claim
+    project.render(page(block(body='expect:\n  - "hello"\n - "done"\n')))
+
+    (warning,) = warnings()
+    assert warning.startswith('(page):3: recorded block: its body is not valid YAML at line 6: `- "done"`')
+    assert "\n" not in warning

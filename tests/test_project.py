@@ -7,7 +7,7 @@ import pytest
 
 from recorded.model.snippets import discover
 from recorded.model.store import Store
-from recorded.pages import blocks, inventory
+from recorded.pages import blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = Store(ROOT)
@@ -37,7 +37,7 @@ def test_every_block_names_an_existing_snippet():
 
 
 def test_every_recording_belongs_to_a_snippet():
-    orphans = [p.relative_to(ROOT).as_posix() for p in inventory.orphans(STORE)]
+    orphans = [p.relative_to(ROOT).as_posix() for p in STORE.orphans()]
     assert not orphans, f"recordings for no snippet (renamed or deleted?): {orphans}; delete them."
 
 

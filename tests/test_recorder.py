@@ -1204,3 +1204,17 @@ def test_a_decisive_claim_holds_only_if_every_fresh_run_gave_it(
     assert "does not print ['a vs b here: faster'] in run 2 of 3" in warning
     assert "faster in 2 of 3 runs; slower in 1" in html  # beside the verdict, as the reader sees it
     assert "within noise in 3 of 3 runs" in html
+
+
+def test_check_names_a_recording_left_over_from_a_renamed_snippet(tmp_path, capsys):
+    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
+    assert main(tmp_path) == 0
+    (tmp_path / "snippets" / "lesson" / "01_a.py").rename(tmp_path / "snippets" / "lesson" / "01_b.py")
+    assert main(tmp_path) == 0
+    capsys.readouterr()
+
+    assert main(tmp_path, "--check") == 1
+
+    out = capsys.readouterr().out
+    assert "error recordings/cpu/lesson/01_a.json: a recording of no snippet (renamed or deleted?)" in out
+    assert "fix: delete it" in out and ", 1 left over" in out

@@ -268,6 +268,11 @@ def test_record_matrix_has_a_hosted_runner_and_runs_each_target_with_a_device_se
     by_target = {name: entry["runner"] for entry in include for name in entry["targets"].split(",")}
     assert hosted_entry()
     for target in load(ROOT):
+        assert target.name in by_target, (
+            f"record.yml's matrix has no job for target {target.name}: add an entry with "
+            f"runner: {list(target.runs_on)} and targets: {target.name} (or add it to the entry of "
+            "a runner with those labels)"
+        )
         if target.needs_device:  # no hosted runner has one
             assert "self-hosted" in by_target[target.name], target.name
     assert job["runs-on"] == "${{ matrix.runner }}"

@@ -95,7 +95,9 @@ class RecordedParser:
                 parsed = blocks.BlockError(found.problem)
             else:
                 try:
-                    parsed = blocks.parse(found.argument, found.body, self.store.targets.names)
+                    parsed = blocks.parse(
+                        found.argument, found.body, self.store.targets.names, found.line + 1
+                    )
                 except blocks.BlockError as exc:
                     parsed = exc
             yield Region(start, end, parsed, self.evaluate)

@@ -76,13 +76,20 @@ def check(
             f"error {problem}\n      fix: re-record that tab with {command} --target NAME "
             f"--replace-machine, or move recordings with {command} --adopt FROM TO"
         )
+    # A recording of a snippet renamed or deleted would be left behind, and the build fails on it.
+    left = store.orphans()
+    for path in left:
+        print(
+            f"error {store.shown(path)}: a recording of no snippet (renamed or deleted?)\n      fix: delete it"
+        )
     fresh = sum(i.state is State.FRESH for i in items)
     print(
         f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
         f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable"
+        + (f", {len(left)} left over" if left else "")
     )
     print(machines.here_line(store.targets), file=sys.stderr)
-    return 1 if required or wrong else 0
+    return 1 if required or wrong or left else 0
 
 
 def do_check_or_list(opts: Options, store: Store, published: Store, snippets: list[Snippet]) -> int:

@@ -302,6 +302,13 @@ class Store:
             return said(State.FAILED, rec, f"the last run ended with status {rec.status}")
         return said(State.FRESH, rec)
 
+    def orphans(self) -> list[Path]:
+        """Recording files that belong to no snippet and target: left over from a snippet
+        renamed or deleted, or a target no longer declared."""
+        names = [p.relative_to(self.snippets_dir).as_posix() for p in self.snippets_dir.rglob("*.py")]
+        expected = {self.path(name, t) for name in names for t in self.targets.names}
+        return [p for p in self.recording_files() if p not in expected]
+
     def recording_files(self) -> list[Path]:
         return sorted(p for p in self.recordings_dir.glob("*/**/*.json"))
 

@@ -88,9 +88,12 @@ def _lines(value, where: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def parse(argument: str | None, body: str, targets: tuple[str, ...] | None = None) -> Block:
+def parse(
+    argument: str | None, body: str, targets: tuple[str, ...] | None = None, first_line: int | None = None
+) -> Block:
     """Read a block's claims; ``expect_on`` may name only the project's ``targets`` (by default,
-    those declared in the pyproject.toml of the current folder)."""
+    those declared in the pyproject.toml of the current folder). ``first_line``: the page's
+    line of the body's first line, so a YAML error names the page's line."""
     if targets is None:
         targets = targets_.load(Path.cwd()).names
     snippet = (argument or "").strip()
@@ -100,7 +103,7 @@ def parse(argument: str | None, body: str, targets: tuple[str, ...] | None = Non
         data = yaml.safe_load(body) if body.strip() else {}
         node = yaml.compose(body) if body.strip() else None
     except yaml.YAMLError as exc:
-        raise BlockError(f"its body is not valid YAML: {exc}".replace("\n", " ")) from None
+        raise BlockError(_yaml_problem(exc, body, first_line)) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -123,6 +126,22 @@ def parse(argument: str | None, body: str, targets: tuple[str, ...] | None = Non
     if not isinstance(unfold, list) or not all(isinstance(v, str) for v in unfold):
         raise BlockError("unfold must be a list of the snippet's region names, each a quoted string.")
     return Block(snippet, expect, expect_on, tuple(unfold), _claim_lines(node))
+
+
+def _yaml_problem(exc: yaml.YAMLError, body: str, first_line: int | None) -> str:
+    """A YAML error in the page's words: where it is, on the page when its line is known, the
+    line itself, and what YAML found there."""
+    mark = getattr(exc, "problem_mark", None)
+    what = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    if mark is None:
+        return f"its body is not valid YAML: {what}."
+    lines = body.splitlines()
+    text = lines[mark.line].strip() if mark.line < len(lines) else ""
+    where = (
+        f"line {first_line + mark.line}" if first_line is not None else f"line {mark.line + 1} of its body"
+    )
+    shown = f": `{text}`" if text else ""
+    return f"its body is not valid YAML at {where}{shown} ({what}); claims are quoted strings in a list."
 
 
 def _claim_lines(node) -> dict[str, int]:

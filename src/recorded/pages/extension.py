@@ -167,7 +167,8 @@ class RecordedBlock(Block):
         store: Store = self.config["store"]
         where = page.where(index)
         try:
-            spec = blocks.parse(self.argument, body, store.targets.names)
+            first = page.blocks[index].line + 1 if index is not None else None
+            spec = blocks.parse(self.argument, body, store.targets.names, first)
             snippet = load(store.snippets_dir, spec.snippet, store.targets)
             block.set("id", blocks.anchor(snippet.name))  # so other pages can link to the evidence
             ctx = example.Context(

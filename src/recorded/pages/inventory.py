@@ -54,13 +54,6 @@ def by_lesson(items: list[Status], declared: dict[str, Lesson]) -> dict[str, lis
     return {name: groups[name] for name in order}
 
 
-def orphans(store: Store) -> list[Path]:
-    """Recording files that belong to no snippet and target (renamed or deleted snippets)."""
-    names = [p.relative_to(store.snippets_dir).as_posix() for p in store.snippets_dir.rglob("*.py")]
-    expected = {store.path(name, t) for name in names for t in store.targets.names}
-    return [p for p in store.recording_files() if p not in expected]
-
-
 def machines(items: list[Status]) -> dict[str, dict]:
     """One entry per distinct machine (as described), with the targets it recorded."""
     found: dict[str, dict] = {}

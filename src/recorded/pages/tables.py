@@ -55,7 +55,7 @@ class RecordingsBlock(_TableBlock):
         store: Store = self.config["store"]
         items = self.entries(store)
         self.shown = inventory.pages_showing(store.root / "docs")
-        for orphan in inventory.orphans(store):
+        for orphan in store.orphans():
             log.warning(
                 f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
                 "(renamed or deleted?); delete it."

@@ -93,7 +93,7 @@ def _headings(lines: list[str], fenced: set[int]) -> list[tuple[int, int, str]]:
 def claimed_labels(block: PageBlock, targets: tuple[str, ...]) -> list[str]:
     """The labels of the verdict lines a block claims, in the order it claims them."""
     try:
-        spec = blocks.parse(block.snippet, block.body, targets)
+        spec = blocks.parse(block.snippet, block.body, targets, block.line + 1)
     except blocks.BlockError:
         return []  # the page itself warns about a malformed block
     lines = list(spec.expect) + [line for t in targets for line in spec.expect_on.get(t, ())]
