@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint build record check figures notebook bench clean
+.PHONY: serve test lint build record check compare figures notebook bench clean
 
 # The packages depend on pyproject.toml's [project] and [build-system] tables only: an edit of
 # the recorder's targets or lessons must not reinstall everything. DEPS is rewritten only
@@ -55,6 +55,11 @@ record: $(STAMP)  ## record what is missing or stale on this machine, then redra
 
 check: $(STAMP)  ## list missing, stale and failed recordings without running anything
 	$(BIN)/python scripts/record_runs.py --check
+
+# A reader's own machine beside the recorded ones: SNIPPETS=... those snippets only, TARGET=NAME
+# the kind to run as (default: the first of [tool.recorded] auto this machine is).
+compare: $(STAMP)  ## run the snippets here and print this machine's verdicts and timings beside the recorded ones; writes nothing
+	$(BIN)/python scripts/record_runs.py --compare $(if $(TARGET),--target $(TARGET)) $(SNIPPETS)
 
 figures: $(STAMP)  ## redraw docs/figures/ from the recordings
 	$(BIN)/python scripts/make_figures.py
