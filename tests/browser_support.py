@@ -140,7 +140,7 @@ def axe_run(browser, url: str, axe: Path, scheme: str, before: str = "") -> dict
     context = browser.new_context(color_scheme="dark" if scheme == "slate" else "light")
     try:
         page = context.new_page()
-        page.goto(url, wait_until="networkidle")
+        page.goto(url, wait_until="load")
         page.add_style_tag(content=NO_TRANSITIONS)
         page.evaluate("s => document.body.setAttribute('data-md-color-scheme', s)", scheme)
         if before:

@@ -25,8 +25,9 @@ from recorded.model.snippets import Snippet, load
 from recorded.model.store import State, Store
 from recorded.notebook import render, with_notebooks
 from recorded.notebook.build import notebook_target, spawns
-from recorded.notebook.prose import Links, convert_markdown, page_parts, read_site
+from recorded.notebook.prose import Links, convert_markdown, page_parts
 from recorded.pages import blocks
+from recorded.pages.site import read_site
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The one command that writes everything made from the recordings, the notebook included.

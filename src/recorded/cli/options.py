@@ -20,10 +20,6 @@ MODULE = "-m"
 SCRIPT = "scripts/record_runs.py"
 
 
-#: How the recorder's modes are named in Options.mode.
-MODES = ("record", "check", "list", "compare", "adopt", "import", "upgrade")
-
-
 class UsageError(Exception):
     """Bad input: printed as it is, exit status 2."""
 

@@ -5,6 +5,7 @@ Standard library only: the recorder imports this on bare hardware runners.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import re
@@ -104,6 +105,7 @@ def segments(code: str) -> list[Segment]:
     return found
 
 
+@functools.lru_cache(maxsize=1024)  # a build asks for each snippet's once per page and target
 def code_sha256(source: bytes) -> str:
     """The sha256 of the code as Python runs it: without comments, blank lines or trailing
     spaces, which cannot change what it prints. So a comment fixed, a region marked or the

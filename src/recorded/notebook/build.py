@@ -43,16 +43,8 @@ from ..model import describe, escape
 from ..model.snippets import Snippet, load, parse_metadata
 from ..model.store import State, Store
 from ..pages import blocks
-from .prose import (
-    HEADING,
-    Links,
-    NotebookError,
-    Part,
-    Site,
-    convert_markdown,
-    page_parts,
-    read_site,
-)
+from ..pages.site import Site, read_site
+from .prose import HEADING, Links, NotebookError, Part, convert_markdown, page_parts
 
 
 def guard_source(device: Device) -> str:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-
-import yaml
+from pathlib import PurePosixPath
 
 from ..pages import blocks
+from ..pages.site import Site
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _ADMONITION = re.compile(
@@ -33,62 +32,6 @@ _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 class NotebookError(ValueError):
     """The pages or mkdocs.yml cannot be turned into a notebook; the message says why."""
-
-
-# --- mkdocs.yml ------------------------------------------------------------------------
-
-
-class _ConfigLoader(yaml.SafeLoader):
-    """Reads mkdocs.yml for its nav: tags such as !ENV and !!python/name load as None."""
-
-
-_ConfigLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
-_ConfigLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-
-
-@dataclass(frozen=True)
-class Site:
-    docs_dir: Path
-    pages: tuple[str, ...]  #: every page of the nav (none without one), relative to docs_dir
-    site_url: str
-    use_directory_urls: bool = True
-
-    def url(self, page: str, fragment: str = "") -> str:
-        """The published address of a page, or '' when mkdocs.yml names no site_url."""
-        if not self.site_url:
-            return ""
-        path = PurePosixPath(page).with_suffix("")
-        if not self.use_directory_urls:
-            url = f"{path.as_posix()}.html"
-        elif path.name == "index":
-            url = "" if path.parent == PurePosixPath(".") else f"{path.parent.as_posix()}/"
-        else:
-            url = f"{path.as_posix()}/"
-        url = self.site_url.rstrip("/") + "/" + url
-        return f"{url}#{fragment}" if fragment else url
-
-
-def _nav_pages(nav) -> list[str]:
-    found: list[str] = []
-    for item in nav or []:
-        value = next(iter(item.values())) if isinstance(item, dict) and len(item) == 1 else item
-        if isinstance(value, str):
-            if value.endswith(".md"):
-                found.append(value)
-        elif isinstance(value, list):
-            found.extend(_nav_pages(value))
-    return found
-
-
-def read_site(root: Path) -> Site:
-    config_path = Path(root) / "mkdocs.yml"
-    config = yaml.load(config_path.read_text(encoding="utf-8"), Loader=_ConfigLoader) or {}
-    return Site(
-        docs_dir=Path(root) / (config.get("docs_dir") or "docs"),
-        pages=tuple(_nav_pages(config.get("nav"))),
-        site_url=config.get("site_url") or "",
-        use_directory_urls=config.get("use_directory_urls", True) is not False,
-    )
 
 
 # --- pages into parts ------------------------------------------------------------------

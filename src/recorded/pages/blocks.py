@@ -51,8 +51,6 @@ FENCE = re.compile(
     r"^(?P<prefix>(?:[ \t]*>)+[ \t]*|[ \t]*(?:[-*+]|\d+[.)])[ \t]+|[ \t]*)"
     r"(?P<fence>`{3,}|~{3,})(?P<trailing>.*)$"
 )
-#: verdicts.py's older fence test, kept until it reads its blocks with read() too.
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
 class BlockError(ValueError):
@@ -100,8 +98,7 @@ def parse(
     if not snippet:
         raise BlockError("the header names no snippet; write `/// recorded | my_lesson/01_intro.py`.")
     try:
-        data = yaml.safe_load(body) if body.strip() else {}
-        node = yaml.compose(body) if body.strip() else None
+        data, node = _load(body) if body.strip() else ({}, None)
     except yaml.YAMLError as exc:
         raise BlockError(_yaml_problem(exc, body, first_line)) from None
     if data is None:
@@ -126,6 +123,20 @@ def parse(
     if not isinstance(unfold, list) or not all(isinstance(v, str) for v in unfold):
         raise BlockError("unfold must be a list of the snippet's region names, each a quoted string.")
     return Block(snippet, expect, expect_on, tuple(unfold), _claim_lines(node))
+
+
+#: libyaml's parser where PyYAML was built with it (a page's blocks are read on every build).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _load(body: str) -> tuple[object, yaml.Node | None]:
+    """The body's data and its node tree (for the claims' lines), from one parse."""
+    loader = _LOADER(body)
+    try:
+        node = loader.get_single_node()
+        return (loader.construct_document(node) if node is not None else None), node
+    finally:
+        loader.dispose()
 
 
 def _yaml_problem(exc: yaml.YAMLError, body: str, first_line: int | None) -> str:

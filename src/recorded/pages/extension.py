@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import xml.etree.ElementTree as etree
+from dataclasses import dataclass
 from pathlib import Path
 
 from markdown import Markdown
@@ -27,6 +28,7 @@ from ..model import escape, machines
 from ..model.snippets import SnippetError, load
 from ..model.store import Store
 from . import blocks, example, inventory, markup, tables
+from .site import read_site
 
 log = logging.getLogger("mkdocs.extensions.recorded")
 
@@ -198,9 +200,7 @@ class RecordedBlock(Block):
     def highlight(self, src: str, language: str, title: str | None = None, extra: str = "") -> str:
         count = self.tracker.setdefault("code", 0)
         self.tracker["code"] = count + 1
-        return markup.highlighter(self.md).highlight(
-            src, language, title=title, code_block_count=count, classes=extra.split() or None
-        )
+        return markup.highlight(self.md, src, language, title=title, count=count, classes=extra)
 
 
 class RecordedExtension(BlocksExtension):
@@ -218,33 +218,82 @@ class RecordedExtension(BlocksExtension):
         super().__init__(**kwargs)
 
     def extendMarkdownBlocks(self, md: Markdown, block_mgr) -> None:
-        root = Path(self.getConfig("root")).resolve()
-        if not (root / "snippets").is_dir():
-            raise ValueError(
-                f"recorded: no snippets/ folder in {root}; run from the project root "
-                "or set the extension's root option."
-            )
-        page = _Page(md, inventory.recordings_page(root / "docs"))
+        project = _project(Path(self.getConfig("root")).resolve())
+        page = _Page(md, project.recordings_page)
         md.preprocessors.register(_FindHeaders(md, page), "recorded_headers", 40)
         md.treeprocessors.register(_CheckAllRead(md, page), "recorded_check", 1)
         strict = self.getConfig("strict")
         if isinstance(strict, str):  # from an environment variable via !ENV
             strict = strict.strip().lower() in ("1", "true", "yes", "on")
-        store = Store(root)
-        here = machines.targets_here(store.targets)  # read once: /proc/cpuinfo does not change
-        recorded = {t: any((store.recordings_dir / t).rglob("*.json")) for t in store.targets.names}
+        recorded = project.recorded
         block_mgr.register(
             RecordedBlock,
             {
-                "store": store,
+                "store": project.store,
                 "strict": bool(strict),
                 "page": page,
-                "here": here,
+                "here": project.here,
                 "recorded_anywhere": lambda target: recorded.get(target, False),
             },
         )
-        block_mgr.register(tables.RecordingsBlock, {"store": store, "page": page})
-        block_mgr.register(tables.MachineTableBlock, {"store": store, "page": page})
+        settings = {"store": project.store, "page": page, "docs": project.docs_dir}
+        block_mgr.register(tables.RecordingsBlock, settings)
+        block_mgr.register(tables.MachineTableBlock, settings)
+
+
+@dataclass(frozen=True)
+class _Project:
+    """What every page of one build reads alike: the store, the site's layout, the kinds of
+    machine this one is and those with any recording."""
+
+    store: Store
+    docs_dir: Path
+    recordings_page: str | None
+    here: list[str]
+    recorded: dict[str, bool]
+
+
+def _stamp(root: Path) -> tuple:
+    """Changes whenever anything a _Project is read from does: the configuration, a page or
+    a recording is added, removed or saved (a cheap stat of each, no read)."""
+    files = [root / "pyproject.toml", root / "mkdocs.yml"]
+    for folder in ("recordings", "docs"):
+        files += sorted((root / folder).rglob("*.json" if folder == "recordings" else "*.md"))
+    stats = []
+    for file in files:
+        try:
+            info = file.stat()
+        except OSError:
+            continue
+        stats.append((str(file), info.st_mtime_ns, info.st_size))
+    return tuple(stats)
+
+
+_projects: dict[Path, tuple[tuple, _Project]] = {}
+
+
+def _project(root: Path) -> _Project:
+    """MkDocs makes a new Markdown, and so a new extension, for every page: the project is
+    read once and kept while nothing it is read from changes (as `make serve` rebuilds)."""
+    if not (root / "snippets").is_dir():
+        raise ValueError(
+            f"recorded: no snippets/ folder in {root}; run from the project root or set the extension's root option."
+        )
+    stamp = _stamp(root)
+    known = _projects.get(root)
+    if known and known[0] == stamp:
+        return known[1]
+    store = Store(root)
+    docs_dir = read_site(root).docs_dir
+    project = _Project(
+        store=store,
+        docs_dir=docs_dir,
+        recordings_page=inventory.recordings_page(docs_dir),
+        here=machines.targets_here(store.targets),
+        recorded={t: any((store.recordings_dir / t).rglob("*.json")) for t in store.targets.names},
+    )
+    _projects[root] = (stamp, project)
+    return project
 
 
 def makeExtension(**kwargs):

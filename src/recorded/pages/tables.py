@@ -54,7 +54,7 @@ class RecordingsBlock(_TableBlock):
         block.text = None
         store: Store = self.config["store"]
         items = self.entries(store)
-        self.shown = inventory.pages_showing(store.root / "docs")
+        self.shown = inventory.pages_showing(self.config["docs"])
         for orphan in store.orphans():
             log.warning(
                 f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
@@ -138,7 +138,7 @@ class MachineTableBlock(_TableBlock):
     def on_end(self, block: etree.Element) -> None:
         block.text = None
         store: Store = self.config["store"]
-        docs = store.root / "docs"
+        docs = self.config["docs"]
         items = self.entries(store)
         declared = lessons.load(store.root)
         tables = verdict_table.rows(store, docs, items)
