@@ -20,11 +20,11 @@ from sybil.example import SybilFailure
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
 import projects
-from recorded.checks import sybil
 from recorded.checks.sybil import LiveRuns, RecordedParser
 from recorded.model import claims
 from recorded.notebook import prose
 from recorded.pages import blocks
+from recorded.recorder import runner
 from recorded.recorder.runner import RunResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,9 +101,9 @@ def project(tmp_path, monkeypatch) -> projects.Project:
 
     def check(target, python=None):  # this machine, as the live runs see it: no device
         if target.needs_device:
-            raise sybil.runner.TargetCheckFailed("no device here")
+            raise runner.TargetCheckFailed("no device here")
 
-    monkeypatch.setattr(sybil.runner, "check", check)
+    monkeypatch.setattr(runner, "check", check)
     project = projects.Project(tmp_path)
     for name in ("lesson/a.py", "lesson/b.py"):
         project.recording(project.snippet(name), project.store.targets.names[0], PRINTED)

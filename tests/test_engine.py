@@ -38,7 +38,7 @@ MAY_IMPORT = {
     "cli": {"config", "model", "recorder"},
     "pages": {"config", "model"},
     "notebook": {"config", "model", "pages"},
-    "checks": {"config", "model", "recorder", "pages"},
+    "checks": {"config", "model", "recorder", "pages", "notebook"},
 }
 #: The folders the recorder's command line runs on: the standard library only.
 RECORDER = ("config", "model", "recorder", "cli")

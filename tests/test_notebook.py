@@ -3,7 +3,7 @@
 For every lesson in pyproject.toml that declares a notebook, what `make record` writes
 (tests/test_generated.py checks that the committed one is that) must hold every snippet of
 the lesson's pages in page order with its CPU recording as output, and run top to bottom in
-Jupyter on a machine without a GPU (the slow test executes it).
+Jupyter (the slow test: the session's one run of the notebook, checks/live.py).
 """
 
 from __future__ import annotations
@@ -247,22 +247,22 @@ expect:
 
 
 @pytest.mark.slow
-def test_it_runs_top_to_bottom_on_a_machine_without_a_gpu(tmp_path, monkeypatch, lesson):
-    """Executes every cell in a fresh Python kernel, as a reader's Jupyter would (about 40 s on
-    a quiet 2-core machine; much longer on a busy one)."""
-    from nbclient import NotebookClient
-
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # a CPU machine, even on one with a GPU
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
-    nb = generated(lesson)
-    # Raises CellExecutionError, with the cell and its traceback, if any cell fails.
-    NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    ).execute()
-    for snippet, (_, cell) in zip(shown_snippets(lesson), snippet_cells(nb)):
-        stdout = "".join(o.text for o in cell.outputs if o.get("name") == "stdout")
+def test_it_runs_top_to_bottom_in_jupyter(live_runs, lesson):
+    """Every cell in one Python kernel, top to bottom, as a reader's Jupyter runs it: the same
+    run that gives the pages' claims their live output (recorded/checks/live.py), so no
+    snippet runs twice. Waits for it if it is still going (about a minute on a 2-core machine)."""
+    done = live_runs.notebook(lesson.name)
+    assert done["error"] is None, f"the notebook's run stopped: {done['error']}"
+    here = live_runs.target
+    for snippet in shown_snippets(lesson):
+        cell = done["cells"].get(snippet.name)
+        assert cell is not None, f"{snippet.name}: its cell did not run"
+        assert cell["status"] == "ok", f"{snippet.name} raised in the notebook:\n" + "\n".join(
+            cell["stderr"][-25:]
+        )
+        stdout = "\n".join(cell["stdout"])
         device = TARGETS.device_for(snippet.requires)
-        if device:
-            assert stdout == device.skip_message + "\n", (snippet.name, stdout)
+        if device and not snippet.runs_on(here):
+            assert stdout == device.skip_message, (snippet.name, stdout)
         else:
             assert stdout.strip() and "Skipped: this cell needs" not in stdout, (snippet.name, stdout)

@@ -15,9 +15,9 @@ from sybil import Sybil
 from sybil.example import SybilFailure
 
 import projects
-from recorded.checks import sybil
 from recorded.checks.sybil import LiveRuns, RecordedParser
 from recorded.model.snippets import Snippet
+from recorded.recorder import runner
 from recorded.recorder.runner import RunResult
 
 OUTPUT = ["hello", "answer: 42", "done"]
@@ -51,9 +51,9 @@ class Project(projects.Project):
 
         def check(t, python=None):
             if t.needs_device and target != "cuda":
-                raise sybil.runner.TargetCheckFailed("no GPU here")
+                raise runner.TargetCheckFailed("no GPU here")
 
-        self.monkeypatch.setattr(sybil.runner, "check", check)
+        self.monkeypatch.setattr(runner, "check", check)
 
     def evaluate(self, text: str) -> list[object]:
         """Each recorded example's outcome: None (passed), a SybilFailure or a SkipTest."""
@@ -308,3 +308,53 @@ def test_a_claim_must_hold_in_every_fresh_run_of_a_recording(project):
 
     assert "lesson/x.py, cpu recording" in message and ", run 3 of 3:" in message
     assert "run 1 of 3" not in message and "run 2 of 3" not in message
+
+
+# -- one live run per session, shared (recorded/checks/live.py) -----------------------------
+
+
+def test_test_processes_sharing_a_folder_run_a_snippet_once(project, tmp_path):
+    snippet = project.snippet()
+    first, second = FakeRun(), FakeRun()
+    worker_a = LiveRuns(run=first).share(tmp_path / "live", project.root)
+    worker_b = LiveRuns(run=second).share(tmp_path / "live", project.root)
+
+    assert worker_a(snippet).stdout == OUTPUT
+    assert worker_b(snippet).stdout == OUTPUT
+    assert first.calls + second.calls == [("lesson/x.py", "cpu")]
+
+
+NOTEBOOK_PAGE = """\
+# Counting
+
+/// recorded | lesson/a.py
+///
+
+/// recorded | lesson/b.py
+///
+
+/// recorded | lesson/c.py
+///
+"""
+
+
+def test_a_notebook_lessons_snippets_run_once_as_its_cells_in_one_kernel(project, tmp_path):
+    # a.py prints whether it runs in Jupyter's kernel; b.py raises, and c.py still runs after it.
+    snippets = [
+        project.snippet("lesson/a.py", 'import sys\nprint("in a kernel:", "ipykernel" in sys.modules)\n'),
+        project.snippet("lesson/b.py", 'raise ValueError("b broke")\n'),
+        project.snippet("lesson/c.py", 'print("c ran")\n'),
+    ]
+    project.page("lesson/page.md", NOTEBOOK_PAGE)
+    project.file("mkdocs.yml", "site_name: Counting\nnav:\n  - Counting: lesson/page.md\n")
+    project.lesson("lesson", "Counting", ["lesson/page.md"], notebook="lesson.ipynb")
+    live = LiveRuns(run=project.run).share(tmp_path / "live", project.root)
+
+    a, b, c = (live(snippet) for snippet in snippets)
+
+    assert project.run.calls == []  # none ran on its own
+    assert a.status == "ok" and a.stdout == ["in a kernel: True"]
+    assert b.status == "error" and any("ValueError: b broke" in line for line in b.stderr)
+    assert c.status == "ok" and c.stdout == ["c ran"]
+    done = live.notebook("lesson")
+    assert done["error"] is None and sorted(done["cells"]) == ["lesson/a.py", "lesson/b.py", "lesson/c.py"]

@@ -7,9 +7,10 @@ For each block it checks, in one example:
   target when RECORDINGS_STRICT=1, the release rule);
 - ``expect`` lines in every fresh recording, and ``expect_on.<target>`` lines in that
   target's recording;
-- ``expect`` lines in a live run on this machine. Each snippet runs live at most once
-  per test session, however many blocks cite it. A snippet that needs hardware this
-  machine lacks is skipped, with the reason, after its recordings have been checked.
+- ``expect`` lines in a live run on this machine (checks/live.py: once per test session,
+  however many blocks cite it, and shared with the notebook's run). A snippet that needs
+  hardware this machine lacks is skipped, with the reason, after its recordings have been
+  checked.
 
 Which blocks a page has comes from blocks.read, as for the site and the notebook; one the
 tests cannot read (indented, nested, never closed) fails, naming its line.
@@ -23,52 +24,15 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
-from ..config import targets as targets_
-from ..config.targets import Target, Targets
 from ..model import claims, escape, machines
-from ..model.snippets import DEFAULT_TIMEOUT, Snippet, SnippetError, load
+from ..model.snippets import Snippet, SnippetError, load
 from ..model.store import State, Store, must_be_fresh
 from ..pages import blocks
-from ..recorder import choose, runner
+from .live import LiveRuns
 
 
 def strict() -> bool:
     return os.environ.get("RECORDINGS_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
-
-
-class LiveRuns:
-    """Runs each snippet at most once per session and remembers the result."""
-
-    def __init__(self, run=runner.run_snippet, compile_cache: Path | None = None, threads: int | None = None):
-        self._run = run
-        self.targets: Targets | None = None  # the project's, set by the parser
-        # A lasting torch.compile cache spares each test session the recompilation; the
-        # recordings, which report compile times, are always made with a cold one.
-        self._options: dict[str, Path | int] = {"compile_cache": compile_cache} if compile_cache else {}
-        if threads:
-            self._options["threads"] = threads
-        self.results: dict[tuple[str, str], runner.RunResult] = {}
-        self.count: dict[str, int] = {}
-        self._target: Target | None = None
-
-    @property
-    def target(self) -> Target:
-        """The first of the project's auto targets that this machine can run. Decided once."""
-        if self._target is None:
-            self.targets = self.targets or targets_.parse({}, "pyproject.toml")
-            # The recorder's own choice (choose.py), so both agree on what this machine is.
-            chosen = choose.choose(self.targets, choose.AUTO, where="the tests' live runs")
-            self._target = self.targets.get(chosen.chosen[0])
-        return self._target
-
-    def __call__(self, snippet: Snippet) -> runner.RunResult:
-        key = (snippet.name, snippet.sha256())
-        if key not in self.results:
-            self.count[snippet.name] = self.count.get(snippet.name, 0) + 1
-            self.results[key] = self._run(
-                snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT, **self._options
-            )
-        return self.results[key]
 
 
 class RecordedParser:

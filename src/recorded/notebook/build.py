@@ -123,11 +123,26 @@ class _Cells:
     def markdown(self, text: str) -> None:
         self.cells.append(nbformat.v4.new_markdown_cell(text.strip("\n")))
 
-    def code(self, source: str, outputs: list | None = None) -> None:
+    def code(self, source: str, outputs: list | None = None, snippet: str | None = None) -> None:
         cell = nbformat.v4.new_code_cell(source.rstrip("\n"))
         cell.outputs = outputs or []
         cell.execution_count = None
+        if snippet:  # the cell that prints what this snippet prints
+            cell.metadata[METADATA] = {"snippet": snippet}
         self.cells.append(cell)
+
+
+#: The key, in a code cell's metadata, naming the snippet whose output the cell shows.
+METADATA = "recorded"
+
+
+def snippet_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
+    """Each snippet's name and the index of the cell that prints its output."""
+    return {
+        cell.metadata[METADATA]["snippet"]: index
+        for index, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and METADATA in cell.metadata
+    }
 
 
 def _machines_sentence(recordings: list, label: str) -> str:
@@ -273,9 +288,9 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
                 f"(made by the first code cell), the second runs it."
             )
             body.code(f"%%writefile {file}\n{source}")
-            body.code(f"{guard}%run {file}", outputs)
+            body.code(f"{guard}%run {file}", outputs, snippet.name)
         else:
-            body.code(guard + source, outputs)
+            body.code(guard + source, outputs, snippet.name)
         if note:
             body.markdown(note)
 

@@ -1,0 +1,92 @@
+"""Run a lesson's notebook top to bottom in one Jupyter kernel, as a reader would, and write
+each snippet cell's output as that snippet's live run (checks/live.py starts this).
+
+    python -m recorded.checks.kernel ROOT LESSON FOLDER
+
+The notebook is the one `make record` writes now, built from the pages, snippets and
+recordings (tests/test_generated.py checks the committed copy against it). Each snippet's
+cell, as it finishes, becomes FOLDER/<snippet>.json (what it printed, whether it raised);
+the whole run, FOLDER/done.json: every snippet cell's output and error, and the run's
+own error if it stopped. A cell that raises does not stop the run: the cells after it
+still give their snippets a live run, and done.json names the cell that raised.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from nbclient import NotebookClient
+
+from ..config import lessons
+from ..model.snippets import DEFAULT_TIMEOUT, load
+from ..model.store import Store, write_atomically
+from ..notebook import build, snippet_cells
+from ..recorder.runner import RunResult
+from .live import result_file
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def cell_result(cell, seconds: float) -> RunResult:
+    """What a code cell printed, as a run's result: an error output makes it a failed run."""
+    streams: dict[str, str] = {"stdout": "", "stderr": ""}
+    error: list[str] = []
+    for output in cell.outputs:
+        if output.output_type == "stream":
+            streams[output.name] = streams.get(output.name, "") + output.text
+        elif output.output_type == "error":
+            error = [_ANSI.sub("", line) for frame in output.traceback for line in frame.split("\n")]
+    stderr = streams["stderr"].splitlines() + error
+    return RunResult(
+        "error" if error else "ok", 1 if error else 0, streams["stdout"].splitlines(), stderr, seconds
+    )
+
+
+def main(argv: list[str]) -> int:
+    root, name, folder = Path(argv[0]), argv[1], Path(argv[2])
+    done: dict = {"cells": {}, "error": None}
+    try:
+        lesson = lessons.load(root)[name]
+        nb, _ = build(root, lesson)
+        cells = {index: snippet for snippet, index in snippet_cells(nb).items()}
+        store = Store(root)
+        timeout = max(
+            (load(store.snippets_dir, s, store.targets).timeout or DEFAULT_TIMEOUT for s in cells.values()),
+            default=DEFAULT_TIMEOUT,
+        )
+        started: dict[int, float] = {}
+
+        def on_start(cell, cell_index) -> None:
+            started[cell_index] = time.monotonic()
+
+        def on_executed(cell, cell_index, execute_reply) -> None:
+            if cell_index in cells:
+                result = cell_result(cell, time.monotonic() - started.get(cell_index, time.monotonic()))
+                record = asdict(result) | {"source": ""}
+                write_atomically(folder / result_file(cells[cell_index]), json.dumps(record))
+                done["cells"][cells[cell_index]] = record
+
+        with tempfile.TemporaryDirectory(prefix=f"{name}-notebook-") as workdir:
+            NotebookClient(
+                nb,
+                timeout=timeout,
+                kernel_name="python3",
+                allow_errors=True,
+                resources={"metadata": {"path": workdir}},
+                on_cell_start=on_start,
+                on_cell_executed=on_executed,
+            ).execute()
+    except Exception as exc:  # noqa: BLE001 (whatever stopped the run is its result)
+        done["error"] = f"{type(exc).__name__}: {exc}"
+    write_atomically(folder / "done.json", json.dumps(done))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,203 @@
+"""Each snippet runs live once per test session; whatever needs what it printed shares that run.
+
+The claims on a page (checks/sybil.py) need a live run of each snippet on this machine,
+and a lesson's notebook must run top to bottom in Jupyter. One run serves both: a snippet
+shown in a lesson's notebook runs as its notebook cell, the whole notebook in one kernel,
+top to bottom, as a reader would run it (checks/kernel.py), and that cell's output is the
+snippet's live run; any other snippet runs alone in a fresh interpreter, as the recorder
+runs it.
+
+Under pytest-xdist each worker is a process of its own. Shared (``LiveRuns.share``), the
+runs are kept in a folder all workers see, and a lock lets the first worker that needs a
+run start it while the others wait for its result. The notebook runs in a process of its
+own, beside the workers, which go on with other tests; it writes each cell's result as
+the cell finishes, so a page's claims wait only for that page's cells.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+from ..config import targets as targets_
+from ..config.targets import Target, Targets
+from ..model.snippets import DEFAULT_TIMEOUT, Snippet
+from ..model.store import write_atomically
+from ..notebook import build as build_notebook
+from ..notebook import snippet_cells, with_notebooks
+from ..recorder import choose, runner
+
+#: How often a worker looks for a result another process is making, in seconds.
+POLL = 0.1
+
+
+class LiveRuns:
+    """Runs each snippet at most once per session and remembers the result."""
+
+    def __init__(self, run=runner.run_snippet, compile_cache: Path | None = None, threads: int | None = None):
+        self._run = run
+        self.targets: Targets | None = None  # the project's, set by the parser
+        # A lasting torch.compile cache spares each test session the recompilation; the
+        # recordings, which report compile times, are always made with a cold one.
+        self.compile_cache = compile_cache
+        self.threads = threads
+        self.results: dict[tuple[str, str], runner.RunResult] = {}
+        self.count: dict[str, int] = {}
+        self._target: Target | None = None
+        self._shared: _Shared | None = None
+
+    @property
+    def target(self) -> Target:
+        """The first of the project's auto targets that this machine can run. Decided once."""
+        if self._target is None:
+            self.targets = self.targets or targets_.parse({}, "pyproject.toml")
+            # The recorder's own choice (choose.py), so both agree on what this machine is.
+            chosen = choose.choose(self.targets, choose.AUTO, where="the tests' live runs")
+            self._target = self.targets.get(chosen.chosen[0])
+        return self._target
+
+    def share(self, folder: Path, root: Path) -> LiveRuns:
+        """Share the runs of the project at ``root`` through ``folder`` with every process of
+        this test session, each notebook lesson's snippets run as its notebook's cells."""
+        if self._shared is None or self._shared.folder != folder:
+            self._shared = _Shared(folder, Path(root), self)
+        return self
+
+    def __call__(self, snippet: Snippet) -> runner.RunResult:
+        key = (snippet.name, snippet.sha256())
+        if key not in self.results:
+            self.count[snippet.name] = self.count.get(snippet.name, 0) + 1
+            self.results[key] = self._shared.result(snippet) if self._shared else self.fresh(snippet)
+        return self.results[key]
+
+    def fresh(self, snippet: Snippet) -> runner.RunResult:
+        """The snippet alone, in a fresh interpreter, as the recorder runs it."""
+        options: dict = {"compile_cache": self.compile_cache} if self.compile_cache else {}
+        if self.threads:
+            options["threads"] = self.threads
+        return self._run(snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT, **options)
+
+    def notebook(self, lesson: str) -> dict:
+        """The whole run of ``lesson``'s notebook (what checks/kernel.py writes when done),
+        started if no process of this session has started it."""
+        if self._shared is None:
+            raise RuntimeError("LiveRuns.share() first: a notebook runs beside the test processes")
+        return self._shared.notebook_done(lesson)
+
+
+class _Shared:
+    """The session's runs, in ``folder``, seen by every test process."""
+
+    def __init__(self, folder: Path, root: Path, live: LiveRuns):
+        self.folder, self.root, self.live = folder, root, live
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._in_notebook: dict[str, str] | None = None
+
+    def in_notebook(self) -> dict[str, str]:
+        """Each snippet a lesson's notebook shows, and that lesson's name."""
+        if self._in_notebook is None:
+            self._in_notebook = {}
+            for lesson in with_notebooks(self.root):
+                nb, _ = build_notebook(self.root, lesson)
+                self._in_notebook.update(dict.fromkeys(snippet_cells(nb), lesson.name))
+        return self._in_notebook
+
+    def result(self, snippet: Snippet) -> runner.RunResult:
+        lesson = self.in_notebook().get(snippet.name)
+        if lesson is not None:
+            return self._from_notebook(lesson, snippet)
+        path = self.folder / "fresh" / result_file(snippet.name)
+        with _locked(path.with_suffix(".lock")):  # one process runs it, the others wait here
+            if not path.exists():
+                write_atomically(path, json.dumps(asdict(self.live.fresh(snippet)) | {"source": ""}))
+        return load_result(path)
+
+    def _start(self, lesson: str) -> Path:
+        """The lesson's notebook run folder; the run started by the first process to ask."""
+        where = self.folder / "notebook" / lesson
+        where.mkdir(parents=True, exist_ok=True)
+        with _locked(where / "start.lock"):
+            if not (where / "started").exists():
+                target = self.live.target
+                env = runner.target_env(target, where, self.live.compile_cache, self.live.threads)
+                with (where / "kernel.log").open("wb") as log:
+                    process = subprocess.Popen(
+                        [sys.executable, "-m", "recorded.checks.kernel", str(self.root), lesson, str(where)],
+                        env=env,
+                        stdout=subprocess.DEVNULL,
+                        stderr=log,
+                        start_new_session=True,
+                    )
+                (where / "started").write_text(str(process.pid))
+        return where
+
+    def _wait(self, where: Path, ready: Callable[[], bool]) -> None:
+        pid = int((where / "started").read_text())
+        while not ready():
+            if not (where / "done.json").exists() and not _alive(pid):
+                log = (where / "kernel.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"the notebook run (checks/kernel.py) ended without a result:\n{log}")
+            time.sleep(POLL)
+
+    def _from_notebook(self, lesson: str, snippet: Snippet) -> runner.RunResult:
+        where = self._start(lesson)
+        path = where / result_file(snippet.name)
+        self._wait(where, lambda: path.exists() or (where / "done.json").exists())
+        if path.exists():
+            return load_result(path)
+        done = json.loads((where / "done.json").read_text(encoding="utf-8"))
+        return runner.RunResult(
+            "error",
+            None,
+            [],
+            [f"the notebook's run ended before this cell: {done.get('error') or 'no output'}"],
+            0.0,
+        )
+
+    def notebook_done(self, lesson: str) -> dict:
+        where = self._start(lesson)
+        self._wait(where, lambda: (where / "done.json").exists())
+        return json.loads((where / "done.json").read_text(encoding="utf-8"))
+
+
+def result_file(snippet_name: str) -> str:
+    return snippet_name.replace("/", "__") + ".json"
+
+
+def load_result(path: Path) -> runner.RunResult:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["source"] = data.get("source", "").encode()
+    return runner.RunResult(**data)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A finished child of this process that was not reaped yet is a zombie: not alive.
+    with contextlib.suppress(ChildProcessError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    return True
