@@ -27,7 +27,7 @@ $(STAMP): $(DEPS) constraints.txt
 # box on its page (the strict build and the tests still fail on it); it rebuilds when a page,
 # a snippet, a recording or the configuration changes.
 serve: $(STAMP)  ## preview the site on http://127.0.0.1:8000, rebuilding on every save
-	$(BIN)/mkdocs serve --no-strict --dev-addr 127.0.0.1:8000 -w snippets -w recordings -w pyproject.toml
+	$(BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:8000 -w snippets -w recordings -w pyproject.toml
 
 test: lint  ## lint, format and types, then the whole suite: pages, claims, recordings, recorder, site
 	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
@@ -69,11 +69,12 @@ notebook: $(STAMP)  ## regenerate docs/lesson.ipynb from the pages and recording
 
 LIGHTHOUSE_VERSION := 12.2.3
 
-bench: $(STAMP)  ## measure the speed targets (medians of 5 runs); see docs/contributing.md
+# BEFORE=REF measures that commit too, in a column beside today's.
+bench: $(STAMP)  ## measure the speed and reading goals (medians of 3 runs); see docs/contributing.md
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
 	@test -x .cache/npm/node_modules/.bin/lighthouse || ! command -v npm >/dev/null || \
 		npm install --prefix .cache/npm --no-audit --no-fund --silent --save-exact lighthouse@$(LIGHTHOUSE_VERSION)
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench.py $(if $(BEFORE),--before $(BEFORE))
 
 clean:
 	rm -rf site .pytest_cache .cache
