@@ -77,10 +77,19 @@ class Light(Filter):
 
     KEPT = (String.Doc, Comment, String, Keyword, Operator.Word, Number)
 
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self._shown: dict[_TokenType, _TokenType] = {}  # a token type and how it is shown
+
+    def shown(self, kind: _TokenType) -> _TokenType:
+        if kind not in self._shown:
+            kept = next((k for k in self.KEPT if kind in k), None)
+            self._shown[kind] = Keyword if kept is Operator.Word else kept or Text
+        return self._shown[kind]
+
     def filter(self, lexer, stream: Iterator[tuple[_TokenType, str]]) -> Iterator[tuple[_TokenType, str]]:
         for kind, value in stream:
-            kept = next((k for k in self.KEPT if kind in k), None)
-            yield (Keyword if kept is Operator.Word else kept or Text), value
+            yield self.shown(kind), value
 
 
 #: The lexer options code is highlighted with: an example's here, the notebook page's in its hook.
