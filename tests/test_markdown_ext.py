@@ -692,3 +692,15 @@ def test_a_yaml_error_names_the_pages_line_and_shows_it(project, warnings):
     (warning,) = warnings()
     assert warning.startswith('(page):3: recorded block: its body is not valid YAML at line 6: `- "done"`')
     assert "\n" not in warning
+
+
+def test_the_target_settings_list_is_the_recorders_schema(project):
+    from recorded.config import targets
+    from recorded.pages.tables import settings_rows
+
+    html = project.render("/// target-settings\n///\n")
+
+    terms = re.findall(r"<dt><code>([^<]+)</code>", html)
+    assert terms == [name for name, _ in settings_rows(targets.SCHEMA)]
+    assert "<code>requires.absent</code>" in html and "flags the CPU must not have" in html
+    assert "<code>cpu</code>" in html  # a `quoted` word in a description is code

@@ -537,3 +537,11 @@ def test_several_targets_named_at_once_record_in_one_run_and_one_bundle(tmp_path
 
     assert runs == [("lesson/01_a.py", "cpu"), ("lesson/01_a.py", "cpu-slow")]
     assert [r["target"] for r in json.loads(bundle.read_text())["recordings"]] == ["cpu", "cpu-slow"]
+
+
+def test_every_target_setting_says_what_it_is_for():
+    """The schema is where a setting is described, once: the contributors' guide shows it."""
+    from recorded.pages.tables import settings_rows
+
+    undescribed = [name for name, key in settings_rows(targets.SCHEMA) if not key.means.strip()]
+    assert not undescribed, f"say what these target settings are for (Key.means in config/): {undescribed}"

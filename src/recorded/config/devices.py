@@ -24,18 +24,33 @@ from .schema import Key
 BUILTIN = Path(__file__).with_name("builtin.toml")
 
 SCHEMA = {
-    "name": Key('what it is, in words, as in "this cell needs <name>"', schema.text, required=True),
+    "name": Key(
+        'what it is, in words, as in "this cell needs <name>"',
+        schema.text,
+        required=True,
+        means="the device in a reader's words, in the notebook's skip message",
+    ),
     "probe": Key(
-        "Python that prints one JSON object describing the device, or null", schema.python, required=True
+        "Python that prints one JSON object describing the device, or null",
+        schema.python,
+        required=True,
+        means='run with each recording: the device a recording stores, `"name"` first',
     ),
     "available": Key(
         "Python whose last line is an expression, true where the device can be used",
         schema.python_ending_in_expression,
         required=True,
+        means="true where a run can use it: checked before recording, and by the notebook's guard",
     ),
-    "guard": Key("a Python name, the notebook's cell magic for the cells that need it", schema.identifier),
+    "guard": Key(
+        "a Python name, the notebook's cell magic for the cells that need it",
+        schema.identifier,
+        means="the cell magic that skips, with a reason, a notebook cell needing the device where it is absent",
+    ),
     "fields": Key(
-        "a table of field = format string (how the probe's fields read on a page)", schema.text_table
+        "a table of field = format string (how the probe's fields read on a page)",
+        schema.text_table,
+        means="how the probe's fields read on a page",
     ),
 }
 

@@ -31,6 +31,9 @@ class Key:
     default: Any = None
     #: A nested table: its own keys, checked the same way (``expected`` then says what it holds).
     table: dict[str, Key] | None = None
+    #: What the setting is for, in a sentence: the one description of it (the contributors'
+    #: guide shows these as a table, ``/// target-settings``).
+    means: str = ""
 
 
 # --- tests of values --------------------------------------------------------------------

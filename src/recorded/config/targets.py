@@ -6,27 +6,17 @@ A project declares its targets under ``[tool.recorded.targets.<name>]``, in the 
 their tabs appear::
 
     [tool.recorded.targets.cpu-avx2]
-    label = "CPU limited to AVX2"         # the tab, the same on every page
-    provides = ["cpu"]                    # what a snippet may require of it
-    description = "..."                   # one honest line, shown under each output
-    env = { ONEDNN_MAX_CPU_ISA = "AVX2" } # set for each run (and for its check)
-    required = true                       # must be fresh in every build, not only the release
-    detect = ["/dev/npu0", "npu-smi"]     # optional: files or commands, one must exist
-    device = "npu"                        # optional: its device beyond the CPU, by the key of a
-                                          # known one or in full (see devices.py)
-    # optional: Python run in the target's environment before recording; its last
-    # printed line must be `prints`, or nothing is recorded on this target
+    label = "CPU limited to AVX2"
+    provides = ["cpu"]
+    description = "..."
+    env = { ONEDNN_MAX_CPU_ISA = "AVX2" }
+    required = true
     check = { code = "import torch; print(torch.backends.cpu.get_cpu_capability())", prints = "AVX2" }
-    # optional: the hardware it is, as /proc/cpuinfo reports it (flags present, flags
-    # absent); checked before recording, and against every stored recording (a target
-    # with a device also requires a recording to store that device)
     requires = { flags = ["avx2"], absent = ["avx512f"] }
-    runs-on = ["ubuntu-latest"]            # the CI runner labels that can record it
-    # an emulated target (the same machine with limits in env) names its host target: it
-    # inherits the host's requirement, and its recordings share the host's machine; its
-    # check must print something else in the host's environment, or it proves nothing
-    emulated = true
-    host = "cpu-amx"
+    runs-on = ["ubuntu-latest"]
+
+What each key means is said once, in ``SCHEMA`` below (``Key.means``); the contributors'
+guide shows it as a table (``/// target-settings``, rendered from it).
 
 ``[tool.recorded] auto = [...]`` lists, most wanted first, the targets that
 ``--target auto`` and the tests' live runs choose from. A project that declares no
@@ -50,31 +40,88 @@ TABLE = "tool.recorded.targets"
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 _CHECK = {
-    "code": Key("Python whose last printed line proves the target", schema.python, required=True),
-    "prints": Key("a string, the line the check must print", schema.any_text, required=True),
+    "code": Key(
+        "Python whose last printed line proves the target",
+        schema.python,
+        required=True,
+        means="run in the target's environment before recording",
+    ),
+    "prints": Key(
+        "a string, the line the check must print",
+        schema.any_text,
+        required=True,
+        means="the line the check's code must print last, or nothing is recorded on this target",
+    ),
 }
 _REQUIRES = {
-    "flags": Key("a list of CPU flag names", schema.texts, default=[]),
-    "absent": Key("a list of CPU flag names", schema.texts, default=[]),
+    "flags": Key("a list of CPU flag names", schema.texts, default=[], means="flags the CPU must have"),
+    "absent": Key("a list of CPU flag names", schema.texts, default=[], means="flags the CPU must not have"),
 }
 SCHEMA = {
-    "label": Key("a string", schema.text, required=True),
-    "short": Key("a string of a word or two", schema.text),
-    "provides": Key("a list of strings", schema.some_texts, required=True),
-    "description": Key("a string", schema.text, required=True),
-    "env": Key("a table of strings", schema.text_table, default={}),
-    "required": Key("true or false", schema.boolean, default=False),
-    "detect": Key("a list of strings", schema.texts, default=[]),
-    "check": Key("a table with code and prints, both strings", table=_CHECK),
-    "requires": Key("a table of flags (a list) and absent (a list)", table=_REQUIRES),
+    "label": Key("a string", schema.text, required=True, means="the tab's name, the same on every page"),
+    "short": Key(
+        "a string of a word or two", schema.text, means="the tab's name where room is short (a phone)"
+    ),
+    "provides": Key(
+        "a list of strings",
+        schema.some_texts,
+        required=True,
+        means="what a snippet may require of it (`cpu`, `cuda`): a snippet runs where its `requires` are all provided",
+    ),
+    "description": Key(
+        "a string", schema.text, required=True, means="one honest line about the kind, on the machines page"
+    ),
+    "env": Key(
+        "a table of strings",
+        schema.text_table,
+        default={},
+        means="environment variables set for each run and for its check (a CPU kind hides every GPU)",
+    ),
+    "required": Key(
+        "true or false",
+        schema.boolean,
+        default=False,
+        means="every build and `make test` fail until each snippet has a fresh recording on it",
+    ),
+    "detect": Key(
+        "a list of strings",
+        schema.texts,
+        default=[],
+        means="files or commands, one of which must exist on a machine of this kind",
+    ),
+    "check": Key(
+        "a table with code and prints, both strings",
+        table=_CHECK,
+        means="proves, in the run's own environment, that the run is this kind",
+    ),
+    "requires": Key(
+        "a table of flags (a list) and absent (a list)",
+        table=_REQUIRES,
+        means="the hardware it is, as /proc/cpuinfo reports it: checked before recording and in every recording",
+    ),
     "device": Key(
         "the key of a known device or a table of name, probe, available and guard",
         schema.text,
         table=devices.SCHEMA,
+        means="its device beyond the CPU, by the key of a known one (builtin.toml) or in full",
     ),
-    "runs-on": Key("a runner label or a list of them", schema.text_or_texts, default=[]),
-    "emulated": Key("true or false", schema.boolean, default=False),
-    "host": Key("the name of another target", schema.text),
+    "runs-on": Key(
+        "a runner label or a list of them",
+        schema.text_or_texts,
+        default=[],
+        means="the CI runner labels that record it (.github/workflows/record.yml)",
+    ),
+    "emulated": Key(
+        "true or false",
+        schema.boolean,
+        default=False,
+        means="the same machine as its host, with limits set in `env` that its `check` proves",
+    ),
+    "host": Key(
+        "the name of another target",
+        schema.text,
+        means="an emulated kind's real machine: it takes the host's `requires`, and shares its machine",
+    ),
 }
 
 

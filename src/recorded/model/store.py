@@ -7,6 +7,7 @@ recording, and a failed run never replaces a good one (that rule lives in ``reco
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import enum
 import fcntl
 import hashlib
@@ -318,6 +319,12 @@ class Store:
             return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return str(path)
+
+
+def utc_stamp(when: dt.datetime | None = None) -> str:
+    """A moment as recordings and bundles write it: UTC, to the second, ``...Z``."""
+    moment = (when or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 class WriteFailed(OSError):

@@ -239,6 +239,7 @@ class RecordedExtension(BlocksExtension):
         settings = {"store": project.store, "page": page, "docs": project.docs_dir}
         block_mgr.register(tables.RecordingsBlock, settings)
         block_mgr.register(tables.MachineTableBlock, settings)
+        block_mgr.register(tables.TargetSettingsBlock, {})
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ import xml.etree.ElementTree as etree
 from pymdownx.blocks.block import Block
 
 from ..config import lessons
+from ..config import targets as targets_
+from ..config.schema import Key
 from ..model import describe
 from ..model.store import Status, Store
 from . import blocks, inventory, verdict_table
@@ -217,3 +219,56 @@ class MachineTableBlock(_TableBlock):
             etree.SubElement(tr, "td").text = element_text(
                 {True: "yes", False: "no", None: "not known yet"}[changes]
             )
+
+
+class TargetSettingsBlock(Block):
+    """``/// target-settings``: every key a target may declare, read from the recorder's own
+    schema (config/targets.py), so the guide and the validator cannot disagree."""
+
+    NAME = "target-settings"
+    ARGUMENT = False
+
+    def on_markdown(self) -> str:
+        return "raw"
+
+    def on_create(self, parent: etree.Element) -> etree.Element:
+        return etree.SubElement(parent, "div", {"class": "target-settings"})
+
+    def on_end(self, block: etree.Element) -> None:
+        # A list rather than a table: three columns of sentences do not fit a phone.
+        block.text = None
+        listed = etree.SubElement(block, "dl")
+        for name, key in settings_rows(targets_.SCHEMA):
+            term = etree.SubElement(listed, "dt")
+            etree.SubElement(term, "code").text = element_text(name)
+            etree.SubElement(term, "span", {"class": "target-settings-value"}).text = element_text(
+                value_words(key)
+            )
+            with_code(etree.SubElement(listed, "dd"), key.means)
+
+
+def with_code(cell: etree.Element, text: str) -> None:
+    """``text`` into ``cell``, its `quoted` words as code (each still plain text)."""
+    parts = text.split("`")
+    cell.text = element_text(parts[0])
+    for code, after in zip(parts[1::2], [*parts[2::2], ""], strict=False):
+        etree.SubElement(cell, "code").text = element_text(code)
+        cell[-1].tail = element_text(after)
+
+
+def settings_rows(schema: dict[str, Key], prefix: str = "") -> list[tuple[str, Key]]:
+    """Each key of a schema, a nested table's keys after it (``check.code``)."""
+    rows = []
+    for name, key in schema.items():
+        rows.append((prefix + name, key))
+        if key.table:
+            rows += settings_rows(key.table, f"{prefix}{name}.")
+    return rows
+
+
+def value_words(key: Key) -> str:
+    if key.required:
+        return f"{key.expected}; required"
+    if key.default not in (None, [], {}):
+        return f"{key.expected}; default {str(key.default).lower()}"
+    return f"{key.expected}; optional"

@@ -19,7 +19,6 @@ run never replaces a good recording, and a stale one never replaces a fresh one.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import math
@@ -30,7 +29,15 @@ from pathlib import Path
 from ..config.settings import MAX_RUNS
 from ..model import describe
 from ..model.snippets import SnippetError, load
-from ..model.store import RECORDING_FIELDS, Recording, RecordingError, Store, migrate, write_atomically
+from ..model.store import (
+    RECORDING_FIELDS,
+    Recording,
+    RecordingError,
+    Store,
+    migrate,
+    utc_stamp,
+    write_atomically,
+)
 from . import admit
 from .runner import MAX_STREAM_BYTES
 
@@ -67,15 +74,11 @@ def summary(recordings: list[Recording]) -> dict | None:
     }
 
 
-def now_utc() -> str:
-    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
 def bundle_json(recordings: list[Recording], created_at: str | None = None) -> str:
     stored = [json.loads(r.to_json()) for r in recordings]
     data = {
         "bundle": BUNDLE_VERSION,
-        "created_at": created_at or now_utc(),
+        "created_at": created_at or utc_stamp(),
         "machine": summary(recordings),
         "recordings": stored,
         "recordings_sha256": digest(stored),

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from ..model.machines import Machine
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet, code_sha256
-from ..model.store import Recording, Run, State, Status, Store
+from ..model.store import Recording, Run, State, Status, Store, utc_stamp
 from . import busy as busy_
 from . import guard, runner, this_machine
 from .runner import RunResult
@@ -163,7 +163,7 @@ def record(
             stdout=first.stdout,
             stderr=first.stderr,
             duration_s=first.duration_s,
-            recorded_at=started.replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+            recorded_at=utc_stamp(started),
             machine=info,
             busy=load,
             runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]] if first.status == "ok" else [],
