@@ -242,7 +242,9 @@ def preview_after_prose_edit(tree: Tree, repeat: int, work: Path) -> Figure:
             if i:  # the first edit after start-up is not timed: the server's first rebuild
                 fig.samples.append(time.perf_counter() - start)
     finally:
-        os.killpg(server.pid, signal.SIGINT)
+        # SIGTERM, not Ctrl-C's SIGINT: a bench started in the background inherits SIGINT
+        # ignored, and so does the server it starts.
+        os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
     fig.notes.append(
         f"from writing the page to the served {url.split('/', 3)[3]} showing the edit, polled every 5 ms"
