@@ -28,8 +28,8 @@ SHOWN_TABS = """() => [...document.querySelectorAll('article .recorded-outputs')
 TAB_LABELS = """() => [...document.querySelectorAll('article .recorded-outputs')].map(set =>
   [...set.querySelectorAll(':scope > .tabbed-labels > label')].map(l => l.textContent.trim()))"""
 
-# Every visible element under root with text of its own: its colour and the backgrounds
-# behind it, innermost first, down to the first opaque one.
+# Every visible element under root with text of its own: its colour (faded by any opacity)
+# and the backgrounds behind it, innermost first, down to the first opaque one.
 TEXT_COLOURS = """root => {
   const rgba = s => {
     const m = s.match(/^rgba?\\(([^)]*)\\)$/);
@@ -42,13 +42,16 @@ TEXT_COLOURS = """root => {
     const ownText = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
     if (!ownText || !el.checkVisibility()) continue;
     const layers = [];
+    let opacity = 1;  // an element's opacity and its ancestors' fade its text as well
+    for (let n = el; n; n = n.parentElement) opacity *= parseFloat(getComputedStyle(n).opacity);
     for (let n = el; n; n = n.parentElement) {
       const bg = rgba(getComputedStyle(n).backgroundColor);
       if (bg[3] > 0) layers.push(bg);
       if (bg[3] >= 1) break;
     }
     found.push({what: el.tagName.toLowerCase() + (el.className ? '.' + el.className.trim().split(/\\s+/).join('.') : ''),
-                text: el.textContent.trim().slice(0, 50), colour: rgba(getComputedStyle(el).color), layers});
+                text: el.textContent.trim().slice(0, 50), layers,
+                colour: (c => [c[0], c[1], c[2], c[3] * opacity])(rgba(getComputedStyle(el).color))});
   }
   return found;
 }"""

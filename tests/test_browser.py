@@ -394,8 +394,8 @@ def test_the_not_recorded_line_and_the_problem_box_are_shown_and_readable_in_bot
 # The claim bar, in tabs and in an output shown once for every machine.
 @pytest.mark.parametrize(
     "selector",
-    [".recorded-provenance", ":is(.recorded-outputs, .recorded-once) .hll"],
-    ids=["provenance", "claimed-line"],
+    [".recorded-provenance", ":is(.recorded-outputs, .recorded-once) .hll", ".recorded-region > summary"],
+    ids=["provenance", "claimed-line", "folded-region"],
 )
 def test_custom_styles_are_readable_in_both_palettes(page, base_url, selector):
     page.goto(base_url + "sixteen-bit/")

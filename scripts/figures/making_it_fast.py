@@ -157,7 +157,7 @@ def draw_flow(data: dict):
     cpu = steps.get("bfloat16 on a CPU", {})
     compute = cpu.get("activations computed in") or "bfloat16"
     boxes = [
-        (0.2, 2.4, "master weights\nfloat32", "#1b9e77"),
+        (0.2, 2.4, "weights\nfloat32\n(the model's own)", "#1b9e77"),
         (2.7, 2.4, f"forward pass\n16-bit ({compute}\nor float16)", "#d95f02"),
         (5.2, 2.4, "loss\nfloat32", "#1b9e77"),
         (7.7, 2.4, "× scale\n(float16 only)", "#7570b3"),
