@@ -138,9 +138,15 @@ def tabs_once_all_show(page: Page, label: str, timeout_ms: int = 5000) -> list[s
     return page.evaluate(SHOWN_TABS) or ["(no recorded outputs)"]
 
 
-def axe_run(browser, url: str, axe: Path, scheme: str, before: str = "") -> dict:
-    """axe-core's WCAG 2.1 A and AA rules on one page in one palette (after the script `before`)."""
-    context = browser.new_context(color_scheme="dark" if scheme == "slate" else "light")
+#: A desktop screen and a phone, in CSS pixels.
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def axe_run(browser, url: str, axe: Path, scheme: str, before: str = "", viewport=DESKTOP) -> dict:
+    """axe-core's WCAG 2.1 A and AA rules on one page in one palette and one screen size
+    (after the script `before`)."""
+    context = browser.new_context(color_scheme="dark" if scheme == "slate" else "light", viewport=viewport)
     try:
         page = context.new_page()
         page.goto(url, wait_until="load")

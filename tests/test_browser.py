@@ -25,7 +25,8 @@ from site_tools import copy_site, site_pages
 from site_tools import serve_site as serve
 
 from browser_support import (
-    PALETTES,
+    DESKTOP,
+    PHONE,
     SHOWN_TABS,
     TAB_LABELS,
     assert_readable,
@@ -203,12 +204,17 @@ def test_the_accessibility_check_finds_a_violation_it_is_shown(browser, base_url
     assert "color-contrast" in [v["id"] for v in result["violations"]]
 
 
-@pytest.mark.parametrize("scheme", PALETTES)
-def test_no_page_has_a_wcag_aa_violation(browser, site, base_url, axe, scheme):
-    """axe-core's WCAG 2.1 A and AA rules on every page, in the light and the dark palette."""
+# Each palette once, and each screen size once: axe decides some contrasts only at one
+# width (at 1280 px it left the folded regions' line count undecided, behind an icon; at
+# 390 px it measured 3.8:1), and a page's colours do not change with its width.
+@pytest.mark.parametrize(
+    ("scheme", "viewport"), [("default", DESKTOP), ("slate", PHONE)], ids=["light-desktop", "dark-phone"]
+)
+def test_no_page_has_a_wcag_aa_violation(browser, site, base_url, axe, scheme, viewport):
+    """axe-core's WCAG 2.1 A and AA rules on every page, light on a desktop, dark on a phone."""
     found: dict[str, list] = {}
     for path in site_pages(site):
-        result = axe_run(browser, base_url + path, axe, scheme)
+        result = axe_run(browser, base_url + path, axe, scheme, viewport=viewport)
         # Contrast was really measured on the page, not skipped for want of visible text.
         assert "color-contrast" in [p["id"] for p in result["passes"]], (
             f"{path}: axe checked no text contrast"
