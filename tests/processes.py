@@ -51,3 +51,15 @@ def gone_soon(pid: int, within: float = 2.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def started(pidfile: Path, within: float = 60.0) -> bool:
+    """Whether a snippet that writes its pid on starting has started (waiting up to
+    ``within`` seconds), then a moment more for it to settle into what it does."""
+    deadline = time.monotonic() + within
+    while not pidfile.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    time.sleep(0.3)
+    return True

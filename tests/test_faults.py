@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from processes import alive, recorder
+from processes import alive, gone_soon, recorder, started
 from projects import add_snippet
 from recorded.model import claims
 from recorded.model.store import Recording, RecordingError, Store
@@ -48,11 +48,7 @@ def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path, mo
     pidfile = tmp_path / "child.pid"
     monkeypatch.setenv("PIDFILE", str(pidfile))
     proc = recorder(root, tmpdir=tmpdir)
-    deadline = time.monotonic() + 60
-    while not pidfile.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert pidfile.exists(), "the hanging snippet never started"
-    time.sleep(0.3)
+    assert started(pidfile), "the hanging snippet never started"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
 
@@ -88,17 +84,11 @@ def test_a_snippet_dies_with_a_recorder_killed_by_sigkill(tmp_path, monkeypatch)
     pidfile = tmp_path / "snippet.pid"
     monkeypatch.setenv("PIDFILE", str(pidfile))
     proc = recorder(root, tmpdir=tmpdir)
-    deadline = time.monotonic() + 60
-    while not pidfile.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert pidfile.exists(), "the snippet never started"
+    assert started(pidfile), "the snippet never started"
     proc.kill()
     proc.communicate(timeout=30)
     snippet = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while alive(snippet) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not alive(snippet), "the snippet outlived its recorder"
+    assert gone_soon(snippet, within=5), "the snippet outlived its recorder"
 
 
 # -- two recorders at once ------------------------------------------------------------------------

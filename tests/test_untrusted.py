@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fakes import FAKE_MACHINE
-from processes import gone_soon, recorder
+from processes import gone_soon, recorder, started
 from projects import Project
 from recorded import cli
 from recorded.model.machines import Machine
@@ -190,11 +190,7 @@ def test_sigterm_ends_the_run_cleanly_keeps_what_finished_and_writes_the_bundle(
     tmpdir, pidfile, bundle = tmp_path / "tmp", tmp_path / "child.pid", tmp_path / "b.json"
     tmpdir.mkdir()
     proc = recorder(project.root, "--bundle", str(bundle), tmpdir=tmpdir, env={"PIDFILE": str(pidfile)})
-    deadline = time.monotonic() + 60
-    while not pidfile.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert pidfile.exists(), "the hanging snippet never started"
-    time.sleep(0.3)
+    assert started(pidfile), "the hanging snippet never started"
 
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
