@@ -24,7 +24,21 @@ from .markup import element_text
 log = logging.getLogger("mkdocs.extensions.recorded")
 
 
-class _TableBlock(Block):
+class _GeneratedBlock(Block):
+    """A block with no argument and no Markdown inside, whose content is built from the
+    project into a ``<div class=CSS_CLASS>``."""
+
+    ARGUMENT = False
+    CSS_CLASS = ""
+
+    def on_markdown(self) -> str:
+        return "raw"
+
+    def on_create(self, parent: etree.Element) -> etree.Element:
+        return etree.SubElement(parent, "div", {"class": self.CSS_CLASS})
+
+
+class _TableBlock(_GeneratedBlock):
     """A table built from every snippet's recordings; a snippet that cannot be read (a link
     out of snippets/, a file without read permission) is a warning naming the page and
     line, not a failed build."""
@@ -44,13 +58,7 @@ class RecordingsBlock(_TableBlock):
     """
 
     NAME = "recordings"
-    ARGUMENT = False
-
-    def on_markdown(self) -> str:
-        return "raw"
-
-    def on_create(self, parent: etree.Element) -> etree.Element:
-        return etree.SubElement(parent, "div", {"class": "recordings-inventory"})
+    CSS_CLASS = "recordings-inventory"
 
     def on_end(self, block: etree.Element) -> None:
         block.text = None
@@ -129,13 +137,7 @@ class MachineTableBlock(_TableBlock):
     machine behind each target. See verdict_table.py for what counts as a verdict line."""
 
     NAME = "machine-table"
-    ARGUMENT = False
-
-    def on_markdown(self) -> str:
-        return "raw"
-
-    def on_create(self, parent: etree.Element) -> etree.Element:
-        return etree.SubElement(parent, "div", {"class": "machine-table"})
+    CSS_CLASS = "machine-table"
 
     def on_end(self, block: etree.Element) -> None:
         block.text = None
@@ -221,18 +223,12 @@ class MachineTableBlock(_TableBlock):
             )
 
 
-class TargetSettingsBlock(Block):
+class TargetSettingsBlock(_GeneratedBlock):
     """``/// target-settings``: every key a target may declare, read from the recorder's own
     schema (config/targets.py), so the guide and the validator cannot disagree."""
 
     NAME = "target-settings"
-    ARGUMENT = False
-
-    def on_markdown(self) -> str:
-        return "raw"
-
-    def on_create(self, parent: etree.Element) -> etree.Element:
-        return etree.SubElement(parent, "div", {"class": "target-settings"})
+    CSS_CLASS = "target-settings"
 
     def on_end(self, block: etree.Element) -> None:
         # A list rather than a table: three columns of sentences do not fit a phone.
