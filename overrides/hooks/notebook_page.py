@@ -40,11 +40,9 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import os
 import posixpath
 import re
 import shutil
-import tempfile
 from html.parser import HTMLParser
 from importlib import metadata
 from pathlib import Path
@@ -54,6 +52,9 @@ from mkdocs.structure.toc import get_toc
 from pygments import lex
 from pygments.lexers import PythonLexer
 from pygments.token import Comment, String
+
+# Builds may run side by side (the tests do): a reader sees the old entry or the new.
+from recorded.model.store import write_atomically
 
 #: Under the project root, ignored by git; entries not used by a build are removed after it.
 CACHE = Path(".cache") / "notebook-pages"
@@ -204,19 +205,6 @@ def convert(notebook: Path) -> dict:
 
     content = lighten(nb2html(str(notebook), execute=False, theme="", custom_mathjax_url=""))
     return {"content": content, "toc": toc_tokens(content)}
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Builds may run side by side (the tests do): a reader sees the old entry or the new."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
 
 
 class NotebookPages:

@@ -18,7 +18,6 @@ import re
 import sys
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from nbclient import NotebookClient
@@ -28,7 +27,7 @@ from ..model.snippets import DEFAULT_TIMEOUT, load
 from ..model.store import Store, write_atomically
 from ..notebook import build, snippet_cells
 from ..recorder.runner import RunResult
-from .live import result_file
+from .live import result_file, result_record
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -68,7 +67,7 @@ def main(argv: list[str]) -> int:
         def on_executed(cell, cell_index, execute_reply) -> None:
             if cell_index in cells:
                 result = cell_result(cell, time.monotonic() - started.get(cell_index, time.monotonic()))
-                record = asdict(result) | {"source": ""}
+                record = result_record(result)
                 write_atomically(folder / result_file(cells[cell_index]), json.dumps(record))
                 done["cells"][cells[cell_index]] = record
 

@@ -117,7 +117,7 @@ class _Shared:
         path = self.folder / "fresh" / result_file(snippet.name)
         with _locked(path.with_suffix(".lock")):  # one process runs it, the others wait here
             if not path.exists():
-                write_atomically(path, json.dumps(asdict(self.live.fresh(snippet)) | {"source": ""}))
+                write_atomically(path, json.dumps(result_record(self.live.fresh(snippet))))
         return load_result(path)
 
     def _start(self, lesson: str) -> Path:
@@ -170,6 +170,11 @@ class _Shared:
 
 def result_file(snippet_name: str) -> str:
     return snippet_name.replace("/", "__") + ".json"
+
+
+def result_record(result: runner.RunResult) -> dict:
+    """A run's result as JSON data, without the snippet's source (the reader has it)."""
+    return asdict(result) | {"source": ""}
 
 
 def load_result(path: Path) -> runner.RunResult:
