@@ -38,8 +38,8 @@ def _clip(text: str, width: int) -> str:
 
 
 def machine_words(m: Machine) -> str:
-    torch = m.version("torch")
-    return describe.short_machine(m, False) + (f" · torch {torch.split('+')[0]}" if torch else "")
+    torch = m.release("torch")
+    return describe.short_machine(m, False) + (f" · torch {torch}" if torch else "")
 
 
 def _count(rec: Recording, line: Line, n: int) -> str:

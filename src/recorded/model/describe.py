@@ -77,10 +77,10 @@ def anchor(m: Machine) -> str:
 
 def provenance(rec: Recording, device_code: bool = False) -> str:
     """One output's line: the machine in a few words, torch, the date and the run time."""
-    torch = rec.machine.version("torch")
+    torch = rec.machine.release("torch")
     parts = [
         short_machine(rec.machine, device_code),
-        f"torch {torch.split('+')[0]}" if torch else "",
+        f"torch {torch}" if torch else "",
         rec.recorded_at[:10],
         f"{rec.duration_s:.1f} s" + (f" a run, {1 + len(rec.runs)} runs" if rec.runs else ""),
     ]

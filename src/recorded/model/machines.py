@@ -125,6 +125,12 @@ class Machine(Mapping[str, Any]):
         value = self._data.get(name)
         return str(value) if value else None
 
+    def release(self, name: str) -> str | None:
+        """The release of python, torch or numpy it ran, without a local build label
+        (torch 2.13.0+cpu ran 2.13.0)."""
+        value = self.version(name)
+        return value.split("+")[0] if value else None
+
     @property
     def identity(self) -> Identity:
         device = self.device

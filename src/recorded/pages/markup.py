@@ -92,7 +92,8 @@ class Light(Filter):
             yield self.shown(kind), value
 
 
-#: The lexer options code is highlighted with: an example's here, the notebook page's in its hook.
+#: The lexer options an example's code is highlighted with (the notebook page, lighter still,
+#: colours only comments and docstrings: overrides/hooks/notebook_page.py).
 LIGHT = {"filters": [Light(), TokenMergeFilter()]}
 
 

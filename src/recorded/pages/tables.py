@@ -154,9 +154,7 @@ class MachineTableBlock(_TableBlock):
             etree.SubElement(block, "h2", {"id": anchor}).text = element_text(title)
             self.table(block, title, rows)
         etree.SubElement(block, "h2", {"id": "the-machines"}).text = element_text("The machines")
-        torches = sorted(
-            {v.split("+")[0] for e in items if e.recording and (v := e.recording.machine.version("torch"))}
-        )
+        torches = sorted({v for e in items if e.recording and (v := e.recording.machine.release("torch"))})
         if len(torches) > 1:
             etree.SubElement(block, "p").text = element_text(
                 f"The tabs ran different PyTorch versions ({', '.join(torches)}): a difference between two "
