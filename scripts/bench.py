@@ -559,14 +559,17 @@ def lighthouse_scores(tree: Tree, runs: int, work: Path, compress: bool = True) 
 # -- The reading report: what a reader meets on the lesson pages ---------------------------
 
 
-def reading_figures(root: Path, work: Path, before: str | None = None) -> list[Figure]:
+def reading_figures(trees: list[Tree], work: Path) -> list[Figure]:
     """scripts/reading.py's figures as rows: counts, measured once (no median, no spread),
-    each with its count at ``before``."""
+    each with its count in the --before tree, when there is one."""
     try:
-        now = reading.rows(reading.measure(root, work / "reading"))
-        then = reading.rows(reading.measure_commit(root, before, work)) if before else []
+        counted = [
+            reading.rows(reading.measure(tree.root, work / f"reading-{tree.label}", source=tree.label))
+            for tree in trees
+        ]
     except reading.Unavailable as exc:
         return [Figure("reading report (scripts/reading.py)", "see docs/contributing.md", skipped=str(exc))]
+    now, then = counted[0], counted[1] if len(counted) > 1 else []
     old = {r.name: r for r in then}
     figures = []
     for row in now:
@@ -656,7 +659,7 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                 lambda tree: lighthouse_scores(tree, args.lighthouse_runs, work, not args.lighthouse_plain)
             )
         if "reading" not in args.skip:
-            figures += reading_figures(root, work, args.before)
+            figures += reading_figures(trees, work)
     machine = Machine({"cpu": this_cpu(), "python": sys.version.split()[0]})
     print(
         f"Measured {time.strftime('%Y-%m-%d')} on {describe.cpu(machine)}, Python {machine['python']}: "
