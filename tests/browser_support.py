@@ -62,7 +62,7 @@ NO_TRANSITIONS = "*, *::before, *::after { transition: none !important; animatio
 # -- helpers -------------------------------------------------------------------------------
 
 
-def mkdocs_build(root: Path, site: Path, strict: bool = True) -> None:
+def mkdocs_build(root: Path, site: Path, strict: bool = True, env: dict[str, str] | None = None) -> None:
     result = subprocess.run(
         [str(MKDOCS), "build", "--strict" if strict else "--no-strict", "-d", str(site)],
         check=False,
@@ -70,7 +70,7 @@ def mkdocs_build(root: Path, site: Path, strict: bool = True) -> None:
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", **(env or {})},
     )
     assert result.returncode == 0, f"mkdocs build failed in {root}:\n{result.stdout}\n{result.stderr}"
 

@@ -15,6 +15,7 @@ imports torch or probes a GPU. A project without targets of its own gets builtin
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,7 +25,7 @@ import yaml
 
 from recorded import cli
 from recorded.model.machines import Machine
-from recorded.model.snippets import Snippet, load
+from recorded.model.snippets import Snippet, code_sha256, load
 from recorded.model.store import Recording, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,12 +175,17 @@ class Project:
         machine: dict = MACHINE,
         duration_s: float = 2.5,
         busy: dict | None = None,
+        ran: str | None = None,
     ) -> Recording:
-        """A made-up recording of the snippet as it is now (or, stale, of other bytes), stored."""
+        """A made-up recording of the snippet as it is now, stored; ``ran``: of that earlier
+        code instead; ``stale``: of unknown other code."""
+        source = ran.encode() if ran is not None else snippet.path.read_bytes()
         rec = Recording(
             snippet=snippet.name,
             target=target,
-            sha256="0" * 64 if stale else snippet.sha256(),
+            sha256="0" * 64 if stale else hashlib.sha256(source).hexdigest(),
+            code_sha256="" if stale else code_sha256(source),
+            code="" if stale else source.decode(),
             status=status,
             exit_code=exit_code,
             stdout=list(stdout),

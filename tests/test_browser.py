@@ -355,7 +355,7 @@ def test_review_answers_and_cards_stay_closed_until_clicked(page, base_url):
 
 
 STALE_SNIPPET = "making_it_fast/01_vectorise"
-# A CPU target that has recorded the snippet: on the copy below its recording is stale.
+# A CPU target that has recorded the snippet: on the copy below its recording is of an earlier version.
 STALE_TAB = next(
     (
         t
@@ -368,32 +368,49 @@ STALE_TAB = next(
 
 @pytest.fixture
 def stale_site(tmp_path) -> Path:
-    """A copy of the project whose 01_vectorise.py changed after it was recorded, without a GPU recording."""
+    """A copy of the project whose 01_vectorise.py changed after it was recorded, without a GPU
+    recording, built under the release rule (RECORDINGS_STRICT=1) so that the page also shows
+    its problem box."""
     if STALE_TAB is None:
         pytest.skip(f"no CPU target has a recording of {STALE_SNIPPET}.py to make stale")
     copy_site(ROOT, tmp_path)
     snippet = tmp_path / "snippets" / f"{STALE_SNIPPET}.py"
     snippet.write_text(
         snippet.read_text(encoding="utf-8")
-        + "pass  # edited after recording: code, so the recording is stale\n",
+        + "pass  # edited after recording: code, so every recording is stale\n",
         encoding="utf-8",
     )
     (tmp_path / "recordings" / GPU.name / f"{STALE_SNIPPET}.json").unlink(missing_ok=True)
-    # Not --strict: a stale CPU recording warns, and that is what this copy is for.
-    mkdocs_build(tmp_path, tmp_path / "site", strict=False)
+    # Not --strict: under the release rule every earlier-version output warns, and that is what this copy is for.
+    mkdocs_build(tmp_path, tmp_path / "site", strict=False, env={"RECORDINGS_STRICT": "1"})
     return tmp_path / "site"
 
 
-def test_the_not_recorded_line_and_the_problem_box_are_shown_and_readable_in_both_palettes(page, stale_site):
+def test_an_earlier_versions_output_the_not_recorded_line_and_the_problem_box_read_in_both_palettes(
+    page, stale_site
+):
     assert STALE_TAB is not None, f"no CPU target has a recording of {STALE_SNIPPET} to make stale"
     with serve(stale_site) as url:
         page.goto(url + "vectorise/")
         block = page.locator(f"#{STALE_SNIPPET.replace('_', '-').replace('/', '-')}")
+        earlier = block.locator(
+            ".tabbed-block:visible .recorded-earlier, .recorded-once .recorded-earlier"
+        ).first
+        assert (
+            earlier.is_visible() and "recorded with an earlier version of this code" in earlier.inner_text()
+        )
+        assert_readable(
+            "the earlier-version line", contrast_in_both_palettes(page, earlier.locator("summary"))
+        )
+        changed = earlier.locator("pre")
+        assert not changed.is_visible()
+        earlier.locator("summary").click()  # the lines that changed, one click away
+        assert changed.is_visible() and "+pass" in changed.inner_text()
         missing = block.locator(".recorded-missing")
-        assert missing.is_visible() and STALE_TAB.tab in missing.inner_text(), block.inner_html()[:500]
+        assert missing.is_visible() and GPU.tab in missing.inner_text(), block.inner_html()[:500]
         assert_readable("the not-recorded line", contrast_in_both_palettes(page, missing))
-        box = block.locator(".recorded-problems")  # this machine's kind is stale too
-        assert box.is_visible() and "stale" in box.inner_text()
+        box = block.locator(".recorded-problems")
+        assert box.is_visible() and "earlier version of its code" in box.inner_text()
         assert_readable("the problem box", contrast_in_both_palettes(page, box))
 
 

@@ -263,9 +263,12 @@ def test_bundle_of_an_outdated_snippet_is_refused_as_a_whole(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"{tmp_path / 'b.json'}: refused, nothing imported: 1 recording cannot be imported" in out
     assert "  not imported lesson/01_a.py on cpu\n" in out
-    assert "  refused      lesson/02_b.py on cpu: outdated: recorded from other bytes of the snippet" in out
+    assert (
+        "  refused      lesson/02_b.py on cpu: outdated: recorded with an earlier version of the snippet's code"
+        in out
+    )
     assert "1 bundle: 0 imported, 0 unchanged, 1 refused, 1 not imported; 1 bundle refused as a whole" in out
-    assert "import it marked stale with --allow-stale" in out
+    assert "import it as an earlier version's output with --allow-stale" in out
 
 
 def test_allow_stale_imports_an_outdated_recording_that_then_reads_as_stale(tmp_path, capsys):
@@ -279,7 +282,7 @@ def test_allow_stale_imports_an_outdated_recording_that_then_reads_as_stale(tmp_
     assert main(tmp_path, "--import", tmp_path / "b.json", "--allow-stale") == 0
 
     assert rec_path(tmp_path, "lesson/01_a.py").read_bytes() == original  # as it was, not re-hashed
-    assert "imported     lesson/01_a.py on cpu: marked stale" in capsys.readouterr().out
+    assert "imported     lesson/01_a.py on cpu: of an earlier version of the code" in capsys.readouterr().out
     status = Store(tmp_path).status(discover(snippet_path.parents[1])[0], "cpu")
     state, rec = status.state, status.recording
     assert state is State.STALE and rec is not None and rec.stdout == ["hello"]
@@ -399,6 +402,10 @@ MALFORMED = {
     "bad status": (
         lambda p: edit_bundle(p, lambda d: d["recordings"][0].update(status="fine")),
         "status 'fine' is not one of",
+    ),
+    "code beyond a snippet's size": (
+        lambda p: edit_bundle(p, lambda d: d["recordings"][0].update(code="x" * 300_000)),
+        "the code it ran holds 300,000 characters",
     ),
     "tampered": (lambda p: edit_bundle(p, _tamper), "do not match its checksum"),
 }
@@ -641,7 +648,10 @@ def test_shard_check_shows_only_its_part(sharded, capsys):
 
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "1 fresh, 1 to record (1 required), 0 not applicable"
-    assert "error lesson/07_g.py on cpu: missing (not recorded yet)" in out
+    assert (
+        "error lesson/07_g.py on cpu: missing (not recorded yet); it must be fresh: cpu is marked required"
+        in out
+    )
 
 
 @pytest.mark.parametrize("value", ["0/2", "3/2", "1/0", "0/0", "-1/2", "a/b", "1", "1/2/3", "", "1.0/2"])

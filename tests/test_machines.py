@@ -20,7 +20,7 @@ from recorded import cli
 from recorded.config import targets
 from recorded.model import machines
 from recorded.model.machines import Machine
-from recorded.model.store import Recording, Store, must_be_fresh
+from recorded.model.store import Recording, Store
 from recorded.recorder import admit
 from recorded.recorder.bundles import bundle_json
 from recorded.recorder.choose import ChoiceError, choose
@@ -582,11 +582,3 @@ def test_identity_ignores_load_dates_and_the_tree():
     assert Machine(a).same_as(Machine(b)) and Machine(a).differences(Machine(b)) == []
     c = dict(FAKE_MACHINE, cpu=fake_cpu(XEON, "Xeon"))
     assert "cpu: 'Test CPU' != 'Xeon'" in Machine(a).differences(Machine(c))
-
-
-def test_a_kind_this_machine_is_must_be_fresh_as_a_required_target_must():
-    known = targets.load(ROOT)
-    plain = next(t for t in known if not t.required)
-    assert must_be_fresh(plain, [plain.name], strict=False)  # this machine can record it
-    assert not must_be_fresh(plain, [], strict=False)  # another kind: a note only
-    assert must_be_fresh(plain, [], strict=True)  # the release rule

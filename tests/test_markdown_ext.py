@@ -128,17 +128,23 @@ def test_missing_cuda_recording_warns_in_strict_mode(project, warnings):
     assert "This example needs attention" in html  # and the preview shows it on the page
 
 
-def test_stale_recording_hides_its_old_output_and_warns_for_cpu(project, warnings):
+def test_an_earlier_versions_output_stays_labelled_and_warns_for_a_required_target(project, warnings):
     snippet = project.snippet()
     project.recording(snippet, "cpu", ["old cpu output 123"], stale=True)
-    project.recording(snippet, "cuda", ["old cuda output 456"], stale=True)
+    project.recording(snippet, "cuda", ["old cuda output 456"], ran=SNIPPET.replace("done", "finished"))
 
     html = project.render(page(block()))
 
-    assert "old cpu output 123" not in html and "old cuda output 456" not in html
-    assert "tabbed-set" not in html and "recorded-provenance recorded-missing" in html
-    (warning,) = warnings()  # the CUDA one only in strict mode
-    assert ":3:" in warning and "CPU recording of lesson/x.py is stale" in warning
+    tabs = output_tabs(html)[0]
+    assert "old cpu output 123" in tabs["CPU"] and "old cuda output 456" in tabs["CUDA"]
+    assert "recorded with an earlier version of this code (which it does not hold)" in tabs["CPU"]
+    # The lines that changed since, one click away: what it ran, then what the page shows.
+    assert "<summary>recorded with an earlier version of this code</summary>" in tabs["CUDA"]
+    assert '-print("finished")' in tabs["CUDA"] and '+print("done")' in tabs["CUDA"]
+    assert "recorded-missing" not in html
+    (warning,) = warnings()  # builtin cpu is required; CUDA's only in strict mode
+    assert ":3:" in warning and "CPU recording of lesson/x.py is of an earlier version of its code" in warning
+    assert "cpu is marked required" in warning
 
 
 def test_failed_recording_shows_its_status_and_the_end_of_stderr(project, warnings):
@@ -395,9 +401,9 @@ def test_a_stale_required_target_still_warns_when_the_others_are_shown_once(thre
 
     html = three.render(page(block()))
 
-    assert "Not recorded yet on Big CPU." in html and "old" not in once(html)
+    assert "old" in output_tabs(html)[0]["Big CPU"] and "recorded-once" not in html  # not alike: tabs
     (warning,) = warnings()
-    assert ":3:" in warning and "Big CPU recording of lesson/x.py is stale" in warning
+    assert ":3:" in warning and "Big CPU recording of lesson/x.py is of an earlier version" in warning
 
 
 @pytest.mark.parametrize(
@@ -505,19 +511,20 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
         [
             "A/A The lesson › Timing it",
             "within noise (in 1 of 1 run)",
-            "stale",
+            "within noise (in 1 of 1 run; earlier version of the code)",
             "within noise (in 1 of 1 run)",
             "no",
         ],
         [
             "fast here The lesson › Timing it",
             "faster (in 1 of 1 run)",
-            "stale",
+            "slower (in 1 of 1 run; earlier version of the code)",
             "slower (in 1 of 1 run)",
             "yes",
         ],
-        ["claimed only The lesson › Timing it", "not printed", "stale", "not printed", "not known yet"],
+        ["claimed only The lesson › Timing it", "not printed", "not printed", "not printed", "not known yet"],
     ]
+    assert '<td class="verdict-value verdict-slower verdict-earlier">slower' in html
     assert re.search(
         r'<th scope="row"><code>fast here</code><br />\s*<a class="verdict-where" '
         r'href="lesson.md#lesson-02-time">The lesson › Timing it</a></th>',

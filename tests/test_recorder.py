@@ -28,7 +28,7 @@ from projects import add_snippet, with_metadata
 from recorded import cli
 from recorded.model import machines
 from recorded.model.machines import Machine
-from recorded.model.snippets import SnippetError, discover, load
+from recorded.model.snippets import SnippetError, comment_free_sha256, discover, load
 from recorded.model.store import Recording, RecordingError, State, Store, this_python
 from recorded.recorder import runner, this_machine
 from recorded.recorder.record import TO_RECORD, plan, record, to_run
@@ -50,6 +50,7 @@ RECORDING_KEYS = {
     "machine",
     "busy",
     "code_sha256",
+    "code",
     "runs",
 }
 MACHINE_KEYS = {
@@ -123,7 +124,7 @@ def test_first_run_writes_a_complete_cpu_recording(tmp_path):
     assert sorted(recordings(tmp_path)) == ["cpu/lesson/01_hello.json"]
     rec = recording(tmp_path, "lesson/01_hello.py")
     assert set(rec) == RECORDING_KEYS
-    assert rec["schema"] == 2
+    assert rec["schema"] == 3
     assert rec["snippet"] == "lesson/01_hello.py"
     assert rec["target"] == "cpu"
     assert rec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
@@ -362,7 +363,10 @@ def test_check_reports_a_missing_cpu_recording_with_its_fix_and_exits_1(tmp_path
     assert main(tmp_path, "--check") == 1
 
     out = capsys.readouterr().out.splitlines()
-    assert "error lesson/01_a.py on cpu: missing (not recorded yet)" in out
+    assert (
+        "error lesson/01_a.py on cpu: missing (not recorded yet); it must be fresh: cpu is marked required"
+        in out
+    )
     assert fix_line("lesson/01_a.py") in out
     assert runs == [] and recordings(tmp_path) == {}
 
@@ -376,7 +380,10 @@ def test_check_reports_a_stale_cpu_recording(tmp_path, capsys):
     assert main(tmp_path, "--check") == 1
 
     out = capsys.readouterr().out.splitlines()
-    assert "error lesson/01_a.py on cpu: stale (the snippet changed since it was recorded)" in out
+    assert (
+        "error lesson/01_a.py on cpu: stale (recorded with an earlier version of its code); it must be fresh: cpu is marked required"
+        in out
+    )
     assert fix_line("lesson/01_a.py") in out
 
 
@@ -388,7 +395,10 @@ def test_check_reports_a_failed_cpu_recording(tmp_path, capsys):
     assert main(tmp_path, "--check") == 1
 
     out = capsys.readouterr().out.splitlines()
-    assert "error lesson/01_boom.py on cpu: failed (the last run ended with status error)" in out
+    assert (
+        "error lesson/01_boom.py on cpu: failed (the last run ended with status error); it must be fresh: cpu is marked required"
+        in out
+    )
     assert fix_line("lesson/01_boom.py") in out
 
 
@@ -1046,13 +1056,19 @@ KEYED = '''\
 # [tool.recorded]
 # timeout = 30
 # ///
-"""A docstring is code."""
+"""A docstring is not what runs."""
 x = 1  # a comment
 print(f"{x} # not a comment", "# nor this")
+print(f"{x!r:>{x + 1}}")  # a nested format field: 3.12.1 parses it with an extra empty part
 
 
 def f():
     return x
+
+
+if x:
+    y = f()
+z = 2
 '''
 
 
@@ -1061,26 +1077,39 @@ def edited(change: str) -> str:
         "comments": KEYED.replace("# a comment", "# a better comment").replace("timeout = 30", "timeout = 9")
         + "# region helpers\n# endregion\n",
         "blank lines and trailing spaces": KEYED.replace("x = 1", "x = 1   ").replace("\n\n\n", "\n\n\n\n\n"),
-        "a string": KEYED.replace("nor this", "nor that"),
-        "the docstring": KEYED.replace("is code", "is code too"),
+        "the docstring": KEYED.replace("is not", "is still not"),
+        "a docstring added": KEYED.replace("    return x", '    """Gives x."""\n    return x'),
         "indentation": KEYED.replace("    return x", "        return x"),
+        "a line re-wrapped": KEYED.replace('"# nor this")', '\n    "# nor this",\n)'),
+        "a string": KEYED.replace("nor this", "nor that"),
+        "a number's type": KEYED.replace("z = 2", "z = 2.0"),
+        "a statement added": KEYED + "print(z)\n",
+        "a line moved into a block": KEYED.replace("\nz = 2", "\n    z = 2"),
+        "a docstring the code reads": KEYED.replace("z = 2", "z = __doc__").replace("is not", "is now"),
     }[change]
 
 
 @pytest.mark.parametrize(
     ("change", "state"),
     [
-        # edits that cannot change what the snippet prints
+        # edits that cannot change what the snippet runs
         ("comments", State.FRESH),
         ("blank lines and trailing spaces", State.FRESH),
-        # any other edit
+        ("the docstring", State.FRESH),
+        ("a docstring added", State.FRESH),
+        ("indentation", State.FRESH),
+        ("a line re-wrapped", State.FRESH),
+        # any edit that can
         ("a string", State.STALE),
-        ("the docstring", State.STALE),
-        ("indentation", State.STALE),
+        ("a number's type", State.STALE),
+        ("a statement added", State.STALE),
+        ("a line moved into a block", State.STALE),
+        ("a docstring the code reads", State.STALE),
     ],
 )
-def test_only_an_edit_that_can_change_the_output_makes_the_recording_stale(tmp_path, change, state):
-    add_snippet(tmp_path, "lesson/01_a.py", KEYED)
+def test_only_an_edit_that_can_change_what_runs_makes_the_recording_stale(tmp_path, change, state):
+    base = KEYED.replace("z = 2", "z = __doc__") if change == "a docstring the code reads" else KEYED
+    add_snippet(tmp_path, "lesson/01_a.py", base)
     assert main(tmp_path) == 0
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(edited(change))
 
@@ -1097,7 +1126,9 @@ def test_the_key_is_the_same_on_every_python_here():
         "print([code_sha256(p.read_bytes()) for p in sorted(pathlib.Path(sys.argv[2]).rglob('*.py'))]"
         " + [code_sha256(sys.argv[3].encode())])"
     )
-    found = {p for v in ("3.11", "3.12", "3.13") if (p := shutil.which(f"python{v}"))}
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found = {p for v in ("3.11", "3.12", "3.13", "3.14") if (p := shutil.which(f"python{v}"))}
+    found |= {str(p) for p in pyenv.glob("3.1[1-9]*/bin/python3")}  # pyenv's, beside its shims
     runs = lambda python: (
         subprocess.run([python, "-c", "pass"], capture_output=True, check=False).returncode == 0
     )
@@ -1114,30 +1145,46 @@ def test_the_key_is_the_same_on_every_python_here():
     assert len(set(keys.values())) == 1, keys
 
 
-def test_a_recording_of_the_first_schema_is_read_and_upgraded_in_place(tmp_path, capsys):
+def as_schema(data: dict, schema: int, source: bytes) -> dict:
+    """A recording as an older recorder wrote it, from what this one writes."""
+    data = {k: v for k, v in data.items() if k != "code"}
+    if schema == 1:
+        del data["code_sha256"], data["runs"]
+    else:  # 2: the key was the code without comments
+        data["code_sha256"] = comment_free_sha256(source)
+    return data | {"schema": schema}
+
+
+@pytest.mark.parametrize("schema", [1, 2])
+def test_a_recording_of_an_older_schema_is_read_and_upgraded_in_place(tmp_path, capsys, schema):
     add_snippet(tmp_path, "lesson/01_a.py", HELLO)
     add_snippet(tmp_path, "lesson/02_b.py", HELLO)
     assert main(tmp_path) == 0
-    for name in ("01_a", "02_b"):  # as the first recorder wrote them
+    for name in ("01_a", "02_b"):  # as the older recorder wrote them
         path = tmp_path / "recordings" / "cpu" / "lesson" / f"{name}.json"
-        data = json.loads(path.read_text())
-        del data["code_sha256"], data["runs"]
-        data["schema"] = 1
-        path.write_text(json.dumps(data, indent=2) + "\n")
+        source = (tmp_path / "snippets" / "lesson" / f"{name}.py").read_bytes()
+        path.write_text(json.dumps(as_schema(json.loads(path.read_text()), schema, source), indent=2) + "\n")
     (tmp_path / "snippets" / "lesson" / "02_b.py").write_text(HELLO + "print('changed')\n")
+    if schema == 2:  # schema 2 ignored comments already: one added keeps the recording fresh
+        (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(HELLO + "# a comment\n")
     snippets = discover(tmp_path / "snippets")
     states = [Store(tmp_path).status(s, "cpu").state for s in snippets]
     assert states == [State.FRESH, State.STALE]
 
     assert main(tmp_path, "--upgrade") == 0
 
-    assert "2 upgraded to schema 2, 0 already current" in capsys.readouterr().out
+    assert "2 upgraded to schema 3, 0 already current" in capsys.readouterr().out
     store = Store(tmp_path)
     assert [store.status(s, "cpu").state for s in snippets] == states
     a = json.loads((tmp_path / "recordings" / "cpu" / "lesson" / "01_a.json").read_text())
-    assert a["schema"] == 2 and a["code_sha256"] == snippets[0].code_sha256()
-    (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(HELLO + "# a comment now\n")
+    b = json.loads((tmp_path / "recordings" / "cpu" / "lesson" / "02_b.json").read_text())
+    assert a["schema"] == 3 and a["code_sha256"] == snippets[0].code_sha256()
+    assert a["code"] == snippets[0].path.read_text()  # the code it ran, but for comments
+    assert (b["code_sha256"], b["code"]) == ("", "")  # an earlier version it does not hold
+    (tmp_path / "snippets" / "lesson" / "01_a.py").write_text('"""Now documented."""\n' + HELLO)
     assert store.status(discover(tmp_path / "snippets")[0], "cpu").state is State.FRESH
+    assert main(tmp_path, "--upgrade") == 0
+    assert "0 upgraded to schema 3, 2 already current" in capsys.readouterr().out
 
 
 # -- fresh runs ------------------------------------------------------------------------------

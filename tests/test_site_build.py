@@ -204,7 +204,7 @@ def test_the_machine_table_page_is_built_in_the_nav_with_linked_rows(throwaway_s
     )
 
 
-def test_a_stale_required_recording_fails_the_build_and_the_table_says_stale(tmp_path):
+def test_an_earlier_versions_required_recording_fails_the_build_and_the_table_marks_it(tmp_path):
     root = throwaway(
         tmp_path / "project",
         {
@@ -220,9 +220,13 @@ def test_a_stale_required_recording_fails_the_build_and_the_table_says_stale(tmp
     result = mkdocs_build(root, tmp_path / "site")
 
     output = result.stdout + result.stderr
-    assert result.returncode != 0 and "Big CPU recording of lesson/02_speed.py is stale" in output
+    assert result.returncode != 0
+    assert (
+        "Big CPU recording of lesson/02_speed.py is of an earlier version of its code (big is marked required)"
+        in output
+    )
     table = (tmp_path / "site" / "machines" / "index.html").read_text(encoding="utf-8")
-    assert table.count('<td class="verdict-stale">stale</td>') == 2
+    assert table.count("verdict-earlier") == 2 and table.count("earlier version of the code)") == 2
 
 
 def test_the_notebook_page_is_light_and_shows_every_recorded_output(built_site):

@@ -2,11 +2,11 @@
 
 For each block it checks, in one example:
 
-- every recording of the snippet is readable, and fresh where it must be (on the kinds
-  of machine this one is, on the targets pyproject.toml marks required, and on every
-  target when RECORDINGS_STRICT=1, the release rule);
-- ``expect`` lines in every fresh recording, and ``expect_on.<target>`` lines in that
-  target's recording;
+- every recording of the snippet is readable, and fresh where it must be (model/renewal.py:
+  a snippet changed here on the kinds this machine is that hold recordings, the targets
+  pyproject.toml marks required, and every target when RECORDINGS_STRICT=1, the release rule);
+- ``expect`` lines in every shown recording (fresh, or of an earlier version of the code),
+  and ``expect_on.<target>`` lines in that target's recording, in each of its runs;
 - ``expect`` lines in a live run on this machine (checks/live.py: once per test session,
   however many blocks cite it, and shared with the notebook's run). A snippet that needs
   hardware this machine lacks is skipped, with the reason, after its recordings have been
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
-from ..model import claims, escape, machines
+from ..model import claims, escape, renewal
 from ..model.snippets import Snippet, SnippetError, load
-from ..model.store import State, Store, must_be_fresh
+from ..model.store import State, Store
 from ..pages import blocks
 from .live import LiveRuns
 
@@ -42,7 +42,7 @@ class RecordedParser:
         self.store = Store(Path(root).resolve())
         self.live = live or LiveRuns()
         self.live.targets = self.store.targets
-        self._here: list[str] | None = None  # the kinds of machine this one is
+        self._renewal: renewal.Renewal | None = None  # what must be fresh here
 
     def __call__(self, document: Document):
         # The blocks as the site and the notebook read them (blocks.read). One the tests cannot
@@ -100,25 +100,26 @@ class RecordedParser:
 
     def check_recordings(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
         problems = []
-        if self._here is None:  # read once: /proc/cpuinfo does not change during a session
-            self._here = machines.targets_here(self.store.targets)
+        if self._renewal is None:  # read once: the machine and the tree stay as they are for a session
+            self._renewal = renewal.of(self.store, strict())
         for t in self.store.targets:
             target = t.name
             status = self.store.status(snippet, target)
             state, rec, reason = status.state, status.recording, status.reason
             where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
             fix = f"  fix: {self.store.settings.commands.record(snippet.name, target)}"
-            insist = must_be_fresh(t, self._here, strict())
-            if state is State.FRESH and rec is not None:
-                # Every fresh run must print the claims: a decisive verdict holds only if each run gave it.
+            why = self._renewal.why(t, snippet.name)
+            if state in (State.FRESH, State.STALE) and rec is not None:
+                # Every run of a shown output must print the claims: a decisive verdict holds
+                # only if each run gave it, and an earlier version's output is still shown.
                 for run, stdout in enumerate(rec.outputs, 1):
                     shown = f"{where}, run {run} of {len(rec.outputs)}" if len(rec.outputs) > 1 else where
                     for group in spec.claims_for(target):
                         problems += check_claims(list(group), stdout, shown, locate)
             elif state is State.INVALID:
                 problems.append(f"{where}: {reason}")
-            elif state is not State.NOT_APPLICABLE and insist:
-                problems.append(f"{where}: {state.value} ({reason})\n{fix}")
+            if state not in (State.FRESH, State.NOT_APPLICABLE, State.INVALID) and why:
+                problems.append(f"{where}: {state.value} ({reason}); it must be fresh: {why}\n{fix}")
         return problems
 
 

@@ -8,9 +8,9 @@ import sys
 
 from ..config import lessons
 from ..config.lessons import Lesson, lesson_of, title
-from ..model import machines
+from ..model import machines, renewal
 from ..model.snippets import Snippet
-from ..model.store import State, Status, Store, must_be_fresh
+from ..model.store import State, Status, Store
 from ..recorder import admit, shard
 from ..recorder.choose import ALL, choose
 from ..recorder.record import TO_RECORD, plan
@@ -59,14 +59,17 @@ def show_list(items: list[Status], declared: dict[str, Lesson] | None = None) ->
 def check(
     items: list[Status], strict: bool, store: Store, command: str = "python scripts/record_runs.py"
 ) -> int:
-    """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh."""
+    """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh
+    (model/renewal.py says which)."""
     problems = [i for i in items if i.state in TO_RECORD]
-    here = machines.targets_here(store.targets)
-    required = [i for i in problems if must_be_fresh(store.targets.get(i.target), here, strict)]
-    for i in problems:
-        mark = "error" if i in required else "note "
+    rule = renewal.of(store, strict)
+    musts = [rule.why(store.targets.get(i.target), i.snippet.name) for i in problems]
+    required = [why for why in musts if why]
+    for i, why in zip(problems, musts, strict=True):
+        mark = "error" if why else "note "
+        must = f"; it must be fresh: {why}" if why else ""
         print(
-            f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]})\n"
+            f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]}){must}\n"
             f"      fix: {store.settings.commands.record(i.snippet.name, i.target)}"
         )
     # One tab, one machine: a recording that does not prove its target fails as an error.
@@ -83,12 +86,20 @@ def check(
             f"error {store.shown(path)}: a recording of no snippet (renamed or deleted?)\n      fix: delete it"
         )
     fresh = sum(i.state is State.FRESH for i in items)
+    earlier = sum(i.state is State.STALE for i in items)
     print(
-        f"{fresh} fresh, {len(problems)} to record ({len(required)} required), "
+        f"{fresh} fresh, {len(problems)} to record ({len(required)} required"
+        + (f"; {earlier} shown from an earlier version of the code" if earlier else "")
+        + "), "
         f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable"
         + (f", {len(left)} left over" if left else "")
     )
     print(machines.here_line(store.targets), file=sys.stderr)
+    if rule.here != frozenset(machines.targets_here(store.targets)):
+        print(
+            f"taken for: {', '.join(sorted(rule.here)) or 'none of the targets'} ({renewal.KINDS_HERE})",
+            file=sys.stderr,
+        )
     return 1 if required or wrong or left else 0
 
 

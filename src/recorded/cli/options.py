@@ -84,8 +84,8 @@ hardware runners in CI:
       is refused; a failed run never replaces a good recording; importing a bundle twice
       changes nothing. Exit 1 if anything was refused
   {prog} --import old.json --allow-stale
-      import recordings of outdated snippets anyway; they show as stale on the site and in
-      --check
+      import recordings of an earlier version of a snippet's code anyway; the site shows
+      them labelled as such, and --check lists them
 
 readers:
   {prog} --compare my_lesson/06_timing.py
@@ -239,7 +239,7 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
     p.add_argument(
         "--allow-stale",
         action="store_true",
-        help="with --import: import recordings of outdated snippets, marked stale",
+        help="with --import: import recordings of an earlier version of a snippet's code, shown labelled as such",
     )
     p.add_argument(
         "--shard",

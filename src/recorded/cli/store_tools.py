@@ -33,7 +33,12 @@ def do_upgrade(store: Store) -> int:
         write_atomically(path, rec.to_json())
         upgraded += 1
         print(
-            f"upgraded   {store.shown(path)}" + ("" if rec.code_sha256 else " (stale: made from other bytes)")
+            f"upgraded   {store.shown(path)}"
+            + (
+                ""
+                if rec.code_sha256
+                else " (recorded with an earlier version of the code, which it does not hold)"
+            )
         )
     print(f"{upgraded} upgraded to schema {SCHEMA_VERSION}, {current} already current")
     return 0

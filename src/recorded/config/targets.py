@@ -188,8 +188,12 @@ class Target:
         return self.host or self.name
 
     def detected(self) -> bool:
-        """A cheap look, without starting Python, for what the target needs (a driver, say)."""
-        return not self.detect or any(
+        """A cheap look, without starting Python, for what the target needs (a driver, say).
+        A kind with a device and nothing to detect it by is never taken for this machine by
+        this look; its check, run when something is recorded on it, still can prove it."""
+        if not self.detect:
+            return not self.needs_device
+        return any(
             Path(d).exists() if d.startswith("/") else shutil.which(d) is not None for d in self.detect
         )
 

@@ -220,8 +220,13 @@ def unmet_here(targets: Targets, target: Target, look_for_device: bool = False) 
     why = [w for w in here.unmet(target.requires) if w != "no GPU"]
     if look_for_device and target.requires.device and not target.detected():
         why.append(
-            f"{target.requires.device} not detected "
-            f"({', '.join(target.detect) or 'nothing to detect it'} not found)"
+            f"{target.requires.device} not detected ("
+            + (
+                f"{', '.join(target.detect)} not found"
+                if target.detect
+                else "it declares nothing to detect it by"
+            )
+            + ")"
         )
     return why
 

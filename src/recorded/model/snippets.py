@@ -5,6 +5,7 @@ Standard library only: the recorder imports this on bare hardware runners.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import io
@@ -107,14 +108,87 @@ def segments(code: str) -> list[Segment]:
 
 @functools.lru_cache(maxsize=1024)  # a build asks for each snippet's once per page and target
 def code_sha256(source: bytes) -> str:
-    """The sha256 of the code as Python runs it: without comments, blank lines or trailing
-    spaces, which cannot change what it prints. So a comment fixed, a region marked or the
-    metadata header edited keeps every recording fresh (a GPU machine is rare, and its
-    recordings must not be thrown away for a comment), while any other edit makes them
-    stale. Comments are found by the tokenizer, so a ``#`` inside a string stays, and the
-    key is the same on every Python the recorder runs on (3.11's tokenizer and 3.12's report
-    the same comments). A file the tokenizer cannot read keeps its comments in the key."""
+    """The freshness key: the sha256 of what the code does, its syntax tree, without
+    comments, docstrings or layout, which cannot change what it prints. So a comment or a
+    docstring fixed, a region marked, the metadata header edited, a line re-wrapped or a
+    blank line added keeps every recording fresh (a GPU machine is rare, and its recordings
+    must not be thrown away for a comment), while any edit that can change what runs makes
+    them stale. A snippet that reads ``__doc__`` keeps its docstrings in the key, since there
+    they are data. The tree is written out by node type and field, leaving out empty
+    fields, so the key is the same on every Python the recorder runs on (3.12 adds empty
+    ``type_params`` to every function). Source that does not parse is keyed by its text
+    without comments, so it still has a key and goes stale when edited."""
     text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return hashlib.sha256(b"text\n" + _without_comments(text).encode("utf-8")).hexdigest()
+    if not any(
+        (isinstance(n, ast.Name) and n.id == "__doc__")
+        or (isinstance(n, ast.Attribute) and n.attr == "__doc__")
+        for n in ast.walk(tree)
+    ):
+        _drop_docstrings(tree)
+    return hashlib.sha256(b"ast\n" + _written(tree).encode("utf-8")).hexdigest()
+
+
+def _drop_docstrings(tree: ast.AST) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and _text(first.value) is not None:
+                del node.body[0]
+
+
+def _written(node: object) -> str:
+    """A node as text: its type, then each non-empty field; constants by their repr, which
+    tells 1, 1.0 and True apart."""
+    if isinstance(node, ast.AST):
+        fields = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(node, ast.JoinedStr) and name == "values":
+                value = _f_string_parts(node.values)
+            if value is None or value == []:
+                continue
+            fields.append(f"{name}={_written(value)}")
+        return f"{type(node).__name__}({','.join(fields)})"
+    if isinstance(node, list):
+        return f"[{','.join(_written(x) for x in node)}]"
+    return repr(node)
+
+
+def _f_string_parts(values: list[ast.expr]) -> list[ast.expr]:
+    """An f-string's parts with adjacent text joined and empty text left out, as 3.11 and
+    3.13 parse them (3.12.1 adds an empty part after a nested format field)."""
+    parts: list[ast.expr] = []
+    for value in values:
+        text = _text(value)
+        if text == "":
+            continue
+        before = _text(parts[-1]) if parts else None
+        if text is not None and before is not None:
+            parts[-1] = ast.Constant(before + text)
+        else:
+            parts.append(value)
+    return parts
+
+
+def _text(node: ast.expr) -> str | None:
+    """A string constant's text; None for any other node."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def comment_free_sha256(source: bytes) -> str:
+    """The freshness key of schema 2 (code without comments, blank lines or trailing
+    spaces), which ``store.migrate`` still needs to tell which older recordings were fresh."""
+    text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    return hashlib.sha256(_without_comments(text).encode("utf-8")).hexdigest()
+
+
+def _without_comments(text: str) -> str:
+    """The text without comments (found by the tokenizer, so a ``#`` inside a string stays),
+    blank lines or trailing spaces. Text the tokenizer cannot read keeps its comments."""
     lines = text.split("\n")
     try:
         comments = [
@@ -126,8 +200,7 @@ def code_sha256(source: bytes) -> str:
         comments = []
     for row, column in reversed(comments):
         lines[row - 1] = lines[row - 1][:column]
-    code = "\n".join(line.rstrip() for line in lines if line.strip())
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+    return "\n".join(line.rstrip() for line in lines if line.strip())
 
 
 def _metadata_blocks(source: str) -> list[re.Match[str]]:

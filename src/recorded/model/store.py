@@ -23,22 +23,14 @@ from pathlib import Path
 
 from ..config import settings as settings_
 from ..config import targets as targets_
-from ..config.targets import Target, Targets
+from ..config.targets import Targets
 from .machines import Machine
-from .snippets import Snippet, code_sha256
+from .snippets import Snippet, code_sha256, comment_free_sha256
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _RECORDED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 STATUSES = ("ok", "error", "timeout")
-
-
-def must_be_fresh(target: Target, here: list[str], strict: bool) -> bool:
-    """Whether a missing, stale or failed recording of ``target`` is an error rather than a
-    note: on a target marked required, on every target in strict mode (the release rule),
-    and on every target this machine is (``here``, from machines.targets_here), since the
-    contributor who changed a snippet can re-record those and nobody else will."""
-    return target.required or strict or target.name in here
 
 
 @dataclass(frozen=True)
@@ -65,7 +57,7 @@ class RecordingError(ValueError):
 
 class State(str, enum.Enum):
     FRESH = "fresh"
-    STALE = "stale"  # recorded from other bytes than the snippet has now
+    STALE = "stale"  # recorded with an earlier version of the snippet's code: shown, and labelled so
     FAILED = "failed"  # the last run raised, exited non-zero or timed out
     MISSING = "missing"
     INVALID = "invalid"  # the file exists but cannot be read as a recording
@@ -98,13 +90,16 @@ class Recording:
     #: How busy the machine was around a timing snippet's run (see ``busy.py``); None for
     #: snippets that time nothing, and in recordings made before it was measured.
     busy: dict | None = None
-    #: The freshness key of the code that ran (``snippets.code_sha256``): comments, blank
-    #: lines and trailing spaces left out. Empty where it is not known (an older recording
-    #: of other bytes than the snippet has now): then only ``sha256`` can make it fresh.
+    #: The freshness key of the code that ran (``snippets.code_sha256``, its syntax tree
+    #: without comments, docstrings or layout). Empty where it is not known (an older
+    #: recording of other code than the snippet has now): then only ``sha256`` can make it fresh.
     code_sha256: str = ""
     #: A timing snippet's further fresh runs, each in a fresh process; the recording's own
     #: stdout is the first. Empty for a snippet run once.
     runs: list[Run] = field(default_factory=list)
+    #: The snippet's source as it ran, so that a recording of an earlier version says what
+    #: changed since; empty where it is not known (an older recording already stale).
+    code: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.machine, Machine):  # a stored block, as read from JSON
@@ -155,6 +150,7 @@ class Recording:
             "recorded_at": str,
             "machine": dict,
             "runs": list,
+            "code": str,
         }
         for key, kind in expected.items():
             if not isinstance(data.get(key), kind):
@@ -203,17 +199,29 @@ def migrate(data: object, source: Callable[[str], bytes | None]) -> object:
     1 -> 2: the freshness key, ``code_sha256``, is the key of the snippet as it is now if the
     recording was made from exactly these bytes (it was fresh), else unknown (it stays
     stale); ``runs`` is empty (one run).
+    2 -> 3: the key becomes the syntax tree's (comments, docstrings and layout left out) and
+    the recording keeps the code it ran: for a recording that was fresh, the snippet as it is
+    now, which differs from what ran in comments at most; for a stale one, unknown.
     """
     if not isinstance(data, dict) or data.get("schema") == SCHEMA_VERSION:
         return data
+    data = dict(data)
+    name = data.get("snippet")
+    now = source(name) if isinstance(name, str) else None
     if data.get("schema") == 1:
-        data = dict(data)
-        name = data.get("snippet")
-        now = source(name) if isinstance(name, str) else None
         fresh = now is not None and hashlib.sha256(now).hexdigest() == data.get("sha256")
-        data["code_sha256"] = code_sha256(now) if fresh and now is not None else ""
+        data["code_sha256"] = comment_free_sha256(now) if fresh and now is not None else ""
         data["runs"] = []
         data["schema"] = 2
+    if data.get("schema") == 2:
+        key = data.get("code_sha256")
+        fresh = now is not None and (
+            (bool(key) and key == comment_free_sha256(now))
+            or hashlib.sha256(now).hexdigest() == data.get("sha256")
+        )
+        data["code_sha256"] = code_sha256(now) if fresh and now is not None else ""
+        data["code"] = now.decode("utf-8", errors="replace") if fresh and now is not None else ""
+        data["schema"] = 3
     return data
 
 
@@ -298,7 +306,7 @@ class Store:
         if rec is None:
             return said(State.MISSING, None, "not recorded yet")
         if not rec.of(snippet):
-            return said(State.STALE, rec, "the snippet changed since it was recorded")
+            return said(State.STALE, rec, "recorded with an earlier version of its code")
         if not rec.ok:
             return said(State.FAILED, rec, f"the last run ended with status {rec.status}")
         return said(State.FRESH, rec)

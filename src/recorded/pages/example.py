@@ -9,27 +9,33 @@ then what it printed, on the machines that recorded it.
   machines is shown once, with one line naming them. Under each output, one provenance
   line (the machine in a few words, torch, date, run time) links to the machine's full
   description on the recordings page. Beside a timing verdict, how many of the fresh runs
-  gave it. Kinds with no recording of the example are one muted line; a kind with no
-  recording anywhere is left to the recordings page.
-- A problem (a claim not printed, a recording that must be fresh and is not, an unreadable
-  one) is a warning, which fails a strict build, and a box on the page, so a preview shows it.
+  gave it. An output recorded with an earlier version of the code stays on its tab, under
+  one muted line that says so and opens on the lines that changed since. Kinds with no
+  recording of the example are one muted line (a kind with no recording anywhere only where
+  this machine is that kind: the rest is the recordings page's).
+- A problem (a claim not printed, a recording that must be fresh and is not, model/renewal.py,
+  an unreadable one) is a warning, which fails a strict build, and a box on the page, so a
+  preview shows it.
 
 Every text that came from a recording is escaped (model/escape.py).
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config.targets import Target
 from ..model import claims, describe, escape, lines
-from ..model.snippets import Snippet
-from ..model.store import Recording, State, Status, Store, must_be_fresh
+from ..model.renewal import Renewal
+from ..model.snippets import Snippet, strip_metadata
+from ..model.store import Recording, State, Status, Store
 from . import blocks, markup
 
-#: The states whose recording a page shows: a good run, or a failure worth seeing.
-SHOWN = (State.FRESH, State.FAILED)
+#: The states whose recording a page shows: a good run, one of an earlier version of the
+#: code (labelled), or a failure worth seeing.
+SHOWN = (State.FRESH, State.STALE, State.FAILED)
 
 
 @dataclass
@@ -38,11 +44,9 @@ class Context:
 
     store: Store
     where: str  #: "page.md:line", for messages
-    strict: bool  #: the release rule: every target's recordings must be fresh
-    here: list[str]  #: the targets this machine is
+    renewal: Renewal  #: which recordings must be fresh here
     highlight: Callable[..., str]  #: the page's code highlighter
     link: Callable[[str], str | None]  #: a machine's anchor -> its URL on the recordings page
-    recorded_anywhere: Callable[[str], bool]  #: whether a target has any recording at all
     fix: Callable[[str, str], str]  #: (snippet, target) -> the command that records it
     problems: list[str] = field(default_factory=list)
 
@@ -133,6 +137,8 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Con
             ) + markup.output_html(tail.split("\n"), [])
         else:
             body = _output(rec, _claimed(spec, s))
+            if s.state is State.STALE:
+                body += _earlier(rec, snippet)
         tabs.append((target.tab, body + _provenance(s, target, device_code, ctx)))
     return markup.tabbed(f"__recorded_{count}", tabs)
 
@@ -166,6 +172,29 @@ def _runs_note(rec: Recording, index: int) -> str:
     return lines.runs_note(rec.outputs, value, label, nth)
 
 
+def _earlier(rec: Recording, snippet: Snippet) -> str:
+    """One muted line saying the output above came from an earlier version of the code, which
+    opens on the lines that changed since (a unified diff of the shown code, escaped: a
+    bundle's code is untrusted text)."""
+    line = "recorded with an earlier version of this code"
+    if not rec.code:
+        return f'<p class="recorded-provenance recorded-earlier">{line} (which it does not hold)</p>'
+    diff = difflib.unified_diff(
+        strip_metadata(rec.code).splitlines(),
+        snippet.display_source().splitlines(),
+        "as recorded",
+        "as shown",
+        n=1,
+        lineterm="",
+    )
+    shown = [escape.visible(x) for x in list(diff)[2:]] or ["(only comments, docstrings or layout differ)"]
+    return (
+        f'<details class="recorded-provenance recorded-earlier"><summary>{line}</summary>'
+        + markup.output_html(shown, [])
+        + "</details>"
+    )
+
+
 def _provenance(status: Status, target: Target, device_code: bool, ctx: Context) -> str:
     rec = status.recording
     assert rec is not None
@@ -194,11 +223,12 @@ def _too_busy(figure: dict) -> bool:
 
 
 def _not_recorded(statuses: list[Status], ctx: Context) -> str:
-    """One muted line naming the kinds that have recorded other examples but not this one."""
+    """One muted line naming the kinds that have recorded other examples but not this one, and
+    the kind this machine is even when it has recorded nothing yet."""
     missing = [
         ctx.store.targets.get(s.target).tab
         for s in statuses
-        if s.state in (State.MISSING, State.STALE) and ctx.recorded_anywhere(s.target)
+        if s.state is State.MISSING and (s.target in ctx.renewal.recorded or s.target in ctx.renewal.here)
     ]
     if not missing:
         return ""
@@ -225,24 +255,30 @@ def _claimed(spec: blocks.Block, status: Status) -> list[int]:
 
 def _check(spec: blocks.Block, status: Status, ctx: Context) -> None:
     """Say, as a warning and on the page, what is wrong with the example on one target: a
-    claim not printed in every fresh run, or a recording that must be fresh and is not."""
+    claim not printed in every run of a shown output, or a recording that must be fresh and
+    is not."""
     target = ctx.store.targets.get(status.target)
     name, rec = status.snippet.name, status.recording
-    insist = must_be_fresh(target, ctx.here, ctx.strict)
+    why = ctx.renewal.why(target, name)
     if status.state is State.INVALID:
         _problem(ctx, status.reason)
-    elif status.state is State.MISSING and insist:
-        _problem(ctx, f"{name} has no {target.label} recording; run `{ctx.fix(name, target.name)}`.")
-    elif status.state is State.STALE and insist:
-        _problem(ctx, f"the {target.label} recording of {name} is stale; run `{ctx.fix(name, target.name)}`.")
-    elif status.state is State.FAILED and insist and rec is not None:
+    elif status.state is State.MISSING and why:
+        _problem(ctx, f"{name} has no {target.label} recording ({why}); run `{ctx.fix(name, target.name)}`.")
+    elif status.state is State.STALE and why:
+        _problem(
+            ctx,
+            f"the {target.label} recording of {name} is of an earlier version of its code ({why}); "
+            f"run `{ctx.fix(name, target.name)}`.",
+        )
+    elif status.state is State.FAILED and why and rec is not None:
         _problem(ctx, f"the {target.label} recording of {name} failed ({rec.status}); see its stderr.")
-    if status.state is not State.FRESH or rec is None:
+    if status.state not in (State.FRESH, State.STALE) or rec is None:
         return
     if target.host is not None:  # an emulated tab is its host's machine, with limits set
         host = ctx.store.status(status.snippet, target.host)
         theirs = host.recording
-        if host.state is State.FRESH and theirs is not None and not rec.machine.same_as(theirs.machine):
+        shown = host.state in (State.FRESH, State.STALE)
+        if shown and theirs is not None and not rec.machine.same_as(theirs.machine):
             differ = "; ".join(theirs.machine.differences(rec.machine))
             _problem(
                 ctx,

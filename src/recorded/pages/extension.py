@@ -13,6 +13,7 @@ same mkdocs.yml but not MkDocs hooks, renders the pages the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import xml.etree.ElementTree as etree
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from markdown.treeprocessors import Treeprocessor
 from pymdownx.blocks import BlocksExtension
 from pymdownx.blocks.block import Block
 
-from ..model import escape, machines
+from ..model import escape, renewal
 from ..model.snippets import SnippetError, load
 from ..model.store import Store
 from . import blocks, example, inventory, markup, tables
@@ -176,11 +177,9 @@ class RecordedBlock(Block):
             ctx = example.Context(
                 store,
                 where,
-                self.config["strict"],
-                self.config["here"],
+                self.config["renewal"],
                 self.highlight,
                 page.link_to_machine,
-                self.config["recorded_anywhere"],
                 store.settings.commands.record,
             )
             count = self.tracker.setdefault("count", 0)
@@ -225,15 +224,12 @@ class RecordedExtension(BlocksExtension):
         strict = self.getConfig("strict")
         if isinstance(strict, str):  # from an environment variable via !ENV
             strict = strict.strip().lower() in ("1", "true", "yes", "on")
-        recorded = project.recorded
         block_mgr.register(
             RecordedBlock,
             {
                 "store": project.store,
-                "strict": bool(strict),
                 "page": page,
-                "here": project.here,
-                "recorded_anywhere": lambda target: recorded.get(target, False),
+                "renewal": dataclasses.replace(project.renewal, strict=bool(strict)),
             },
         )
         settings = {"store": project.store, "page": page, "docs": project.docs_dir}
@@ -244,22 +240,23 @@ class RecordedExtension(BlocksExtension):
 
 @dataclass(frozen=True)
 class _Project:
-    """What every page of one build reads alike: the store, the site's layout, the kinds of
-    machine this one is and those with any recording."""
+    """What every page of one build reads alike: the store, the site's layout, and what must be
+    fresh here (the kinds of machine this one is, those with any recording, the snippets
+    changed in this working tree)."""
 
     store: Store
     docs_dir: Path
     recordings_page: str | None
-    here: list[str]
-    recorded: dict[str, bool]
+    renewal: renewal.Renewal
 
 
 def _stamp(root: Path) -> tuple:
-    """Changes whenever anything a _Project is read from does: the configuration, a page or
-    a recording is added, removed or saved (a cheap stat of each, no read)."""
-    files = [root / "pyproject.toml", root / "mkdocs.yml"]
-    for folder in ("recordings", "docs"):
-        files += sorted((root / folder).rglob("*.json" if folder == "recordings" else "*.md"))
+    """Changes whenever anything a _Project is read from does: the configuration, a page, a
+    snippet or a recording is added, removed or saved, or a commit is made (a cheap stat of
+    each, no read)."""
+    files = [root / "pyproject.toml", root / "mkdocs.yml", root / ".git" / "HEAD", root / ".git" / "index"]
+    for folder, pattern in (("recordings", "*.json"), ("docs", "*.md"), ("snippets", "*.py")):
+        files += sorted((root / folder).rglob(pattern))
     stats = []
     for file in files:
         try:
@@ -290,8 +287,7 @@ def _project(root: Path) -> _Project:
         store=store,
         docs_dir=docs_dir,
         recordings_page=inventory.recordings_page(docs_dir),
-        here=machines.targets_here(store.targets),
-        recorded={t: any((store.recordings_dir / t).rglob("*.json")) for t in store.targets.names},
+        renewal=renewal.of(store, strict=False),
     )
     _projects[root] = (stamp, project)
     return project

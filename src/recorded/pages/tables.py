@@ -210,11 +210,13 @@ class MachineTableBlock(_TableBlock):
                 kind = f"verdict-{cell.kind}" + (
                     f" verdict-{cell.text.replace(' ', '-').lower()}" if cell.kind == "value" else ""
                 )
+                kind += " verdict-earlier" * cell.earlier
                 td = etree.SubElement(tr, "td", {"class": kind})
                 td.text = element_text(cell.text)
-                if cell.runs:
+                notes = [cell.runs] * bool(cell.runs) + [verdict_table.EARLIER] * cell.earlier
+                if notes:
                     etree.SubElement(td, "span", {"class": "verdict-runs"}).text = element_text(
-                        f" ({cell.runs})"
+                        f" ({'; '.join(notes)})"
                     )
             etree.SubElement(tr, "td").text = element_text(
                 {True: "yes", False: "no", None: "not known yet"}[changes]

@@ -1,7 +1,8 @@
 """The table that sets each verdict line (model/lines.py) beside every target.
 
-One row of the table is one label of one snippet. Rows come from every fresh recording and from every claim a page makes, so a row
-stays in the table (saying "stale" or "not recorded yet") while its recordings are redone.
+One row of the table is one label of one snippet. Rows come from every shown recording (fresh,
+or of an earlier version of the code, whose cells say so) and from every claim a page makes,
+so a row stays in the table (saying "not recorded yet") while its recordings are redone.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from ..model.store import State, Status, Store
 from . import blocks, inventory
 
 NOT_RECORDED = "not recorded yet on this kind of machine"
+#: The states whose recording has values to show: fresh, or of an earlier version of the code.
+SHOWN = (State.FRESH, State.STALE)
 
-#: What a cell says for a snippet with no fresh recording on the target, by its state.
+#: What a cell says beside a value printed by an earlier version of the snippet's code.
+EARLIER = "earlier version of the code"
+
+#: What a cell says for a snippet with no shown recording on the target, by its state.
 _NO_VALUE = {
-    State.STALE: "stale",
     State.MISSING: NOT_RECORDED,
     State.FAILED: "failed",
     State.INVALID: "unreadable",
@@ -32,6 +37,7 @@ class Cell:
     text: str  #: the value printed, or why there is none
     kind: str  #: "value", or the state that left no value ("stale", "missing", ...)
     runs: str = ""  #: for a timing verdict, how many fresh runs gave it: "in 3 of 3 runs"
+    earlier: bool = False  #: printed by an earlier version of the snippet's code
 
 
 @dataclass
@@ -118,7 +124,7 @@ def rows(store: Store, docs_dir: Path, items: list[Status]) -> dict[str, list[Ro
         for snippet, cells in by_snippet.items():
             labels: list[str] = []
             for e in cells:
-                if e.state is State.FRESH and e.recording:
+                if e.state in SHOWN and e.recording:
                     labels += [found[0] for line in e.recording.stdout if (found := verdict(line))]
             for b in shown:
                 if b.snippet == snippet:
@@ -135,7 +141,7 @@ def rows(store: Store, docs_dir: Path, items: list[Status]) -> dict[str, list[Ro
 
 
 def _cell(entry: Status, label: str) -> Cell:
-    if entry.state is not State.FRESH or entry.recording is None:
+    if entry.state not in SHOWN or entry.recording is None:
         return Cell(_NO_VALUE[entry.state], entry.state.name.lower())
     values = [found[1] for line in entry.recording.stdout if (found := verdict(line)) and found[0] == label]
     if not values:
@@ -144,14 +150,14 @@ def _cell(entry: Status, label: str) -> Cell:
     runs = "; ".join(
         runs_note(entry.recording.outputs, v, label, values.index(v)).removeprefix(f"{v} ") for v in timing
     )
-    return Cell(", ".join(dict.fromkeys(values)), "value", runs)
+    return Cell(", ".join(dict.fromkeys(values)), "value", runs, entry.state is State.STALE)
 
 
 def machines(store: Store, items: list[Status]) -> dict[str, list[str]]:
-    """target -> the machines its fresh recordings were made on, as described on the pages."""
+    """target -> the machines its shown recordings were made on, as described on the pages."""
     found: dict[str, list[str]] = {t: [] for t in store.targets.names}
     for e in items:
-        if e.state is State.FRESH and e.recording:
+        if e.state in SHOWN and e.recording:
             torch = e.recording.machine.version("torch")
             text = describe.machine(e.recording.machine) + (f", torch {torch}" if torch else "")
             if text not in found[e.target]:

@@ -42,6 +42,8 @@ from . import admit
 from .runner import MAX_STREAM_BYTES
 
 BUNDLE_VERSION = 1
+#: The most source a recording's ``code`` may hold: a lesson's snippet is a few kilobytes.
+MAX_CODE_CHARS = 200_000
 BUNDLE_KEYS = ("bundle", "created_at", "machine", "recordings", "recordings_sha256")
 
 
@@ -131,6 +133,11 @@ def _recording(data: object, where: str) -> Recording:
                 f"{where}: its {stream} holds {size:,} characters; a run keeps at most "
                 f"{MAX_STREAM_BYTES:,} bytes of each stream, so the recorder did not make it."
             )
+    if len(rec.code) > MAX_CODE_CHARS:
+        raise RecordingError(
+            f"{where}: the code it ran holds {len(rec.code):,} characters; a snippet is at most "
+            f"{MAX_CODE_CHARS:,}, so this is not a snippet's recording."
+        )
     if rec.exit_code is not None and (isinstance(rec.exit_code, bool) or not isinstance(rec.exit_code, int)):
         raise RecordingError(f"{where}: exit_code {rec.exit_code!r} is neither a number nor null.")
     if isinstance(rec.duration_s, bool) or not math.isfinite(rec.duration_s) or rec.duration_s < 0:
@@ -287,9 +294,9 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
                 why = "recorded twice in this bundle"
             elif not rec.of(snippet) and not allow_stale:
                 why = (
-                    f"outdated: recorded from other bytes of the snippet, in its code (code sha256 "
+                    f"outdated: recorded with an earlier version of the snippet's code (code sha256 "
                     f"{(rec.code_sha256 or 'unknown')[:12]}…, its code now has {snippet.code_sha256()[:12]}…); "
-                    "re-record it, or import it marked stale with --allow-stale"
+                    "re-record it, or import it as an earlier version's output with --allow-stale"
                 )
         seen.add(key)
         outcomes.append(Outcome(rec, "refused" if why else "not imported", why))
@@ -402,7 +409,7 @@ def import_bundle(
         store.write(rec)
         notes = []
         if stale:
-            notes.append("marked stale: recorded from other bytes than the snippet has now")
+            notes.append("of an earlier version of the code (--allow-stale): shown labelled as such")
         if not rec.ok:
             notes.append(f"a failed run ({rec.status}); no good recording was here")
         if here:

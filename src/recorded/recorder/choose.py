@@ -64,6 +64,8 @@ def _cheap_why_not(targets: Targets, name: str) -> str | None:
     if machines.unmet_here(targets, target):
         return machines.why_not_here(targets, target)
     if not target.detected():
+        if not target.detect:
+            return f"{name} declares no detect, so only its check can prove it: name it with --target"
         return f"none of {', '.join(target.detect)} is on this machine"
     return None
 

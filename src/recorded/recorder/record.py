@@ -167,6 +167,7 @@ def record(
             machine=info,
             busy=load,
             runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]] if first.status == "ok" else [],
+            code=first.source.decode("utf-8", errors="replace"),
         )
         written = rec.ok or not (item.recording and item.recording.ok)
         if written:
