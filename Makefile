@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint build record check compare figures notebook bench clean
+.PHONY: serve test lint build record check compare bundle import device-record figures notebook bench clean
 
 # The packages depend on pyproject.toml's [project] and [build-system] tables only: an edit of
 # the recorder's targets or lessons must not reinstall everything. DEPS is rewritten only
@@ -60,6 +60,25 @@ check: $(STAMP)  ## list missing, stale and failed recordings without running an
 # the kind to run as (default: the first of [tool.recorded] auto this machine is).
 compare: $(STAMP)  ## run the snippets here and print this machine's verdicts and timings beside the recorded ones; writes nothing
 	$(BIN)/python scripts/record_runs.py --compare $(if $(TARGET),--target $(TARGET)) $(SNIPPETS)
+
+# A reader's machine, sent as one file: every snippet on every kind this machine is, recorded
+# in a scratch folder (recordings/ untouched) into bundles/<kinds>-<machine>-<date>.json.
+bundle: $(STAMP)  ## record every snippet on every kind this machine is into one file in bundles/, to send
+	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
+		$(BIN)/python scripts/record_runs.py --out "$$scratch" --bundle bundles/
+
+# BUNDLES=FILE... as untrusted input: the recorder's --import, then a line per recording
+# (the pages' claims in each of its runs, its verdicts) and the strict build.
+import: $(STAMP)  ## import BUNDLES=... into recordings/ and say what each recording shows
+	$(BIN)/python scripts/review_bundles.py $(BUNDLES)
+
+# On a lent GPU machine, with the image's own python3 and torch (no .venv, no install): every
+# kind it is (CUDA and its host CPU's kinds), every snippet, into one bundle in $(OUT), what
+# renews most first, within 420 s by the stored durations so that one 10-minute call holds it.
+OUT ?= bundles
+device-record:  ## on a lent GPU machine: record every kind it is into one bundle in OUT=
+	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
+		python3 scripts/record_runs.py --force --out "$$scratch" --bundle "$(OUT)/" --budget 420
 
 figures: $(STAMP)  ## redraw docs/figures/ from the recordings
 	$(BIN)/python scripts/make_figures.py

@@ -24,7 +24,7 @@ from recorded.config import targets
 from recorded.model import lines
 from recorded.model.machines import Machine
 from recorded.model.snippets import discover, load
-from recorded.model.store import Recording, State, Store
+from recorded.model.store import Recording, State, Store, utc_stamp
 from recorded.recorder import bundles, runner
 from recorded.recorder.record import plan
 from recorded.recorder.shard import split as shard
@@ -193,13 +193,36 @@ def test_bundle_with_target_cuda_and_named_snippets_imports_into_another_checkou
         assert Store(there).status(load(there / "snippets", name), "cuda").state is State.FRESH
 
 
-def test_bundle_into_a_folder_is_a_usage_error_before_anything_runs(tmp_path, runs, capsys):
+def test_bundle_into_a_folder_is_named_for_its_kinds_machine_and_day(tmp_path, capsys):
     add_snippet(tmp_path, "lesson/01_a.py")
+    out = tmp_path / "out"
 
-    assert main(tmp_path, "--bundle", tmp_path) == 2
+    assert main(tmp_path, "--out", tmp_path / "scratch", "--bundle", f"{out}/") == 0
 
-    assert "is a folder" in capsys.readouterr().err
-    assert runs == [] and recordings(tmp_path) == {}
+    (bundle,) = out.iterdir()
+    assert bundle.name == f"cpu-test-cpu-{utc_stamp()[:10]}.json"
+    assert [r["snippet"] for r in json.loads(bundle.read_text())["recordings"]] == ["lesson/01_a.py"]
+    assert f"bundle {bundle}: 1 recording" in capsys.readouterr().err
+    assert recordings(tmp_path) == {}  # --out: the project's recordings untouched
+
+
+def test_budget_records_what_fits_by_the_stored_durations_and_says_what_it_left(tmp_path, runs, capsys):
+    for name in ("lesson/01_a.py", "lesson/02_b.py", "lesson/03_c.py"):
+        add_snippet(tmp_path, name)
+    assert main(tmp_path) == 0
+    for name, seconds in (("01_a", 50.0), ("02_b", 200.0), ("03_c", 100.0)):  # as a slower machine took
+        path = rec_path(tmp_path, f"lesson/{name}.py")
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps(data | {"duration_s": seconds}, indent=2) + "\n")
+    runs.clear()
+    capsys.readouterr()
+
+    assert main(tmp_path, "--force", "--budget", "160") == 0
+
+    err = capsys.readouterr().err
+    assert "to record: 2 snippets on cpu, about 150 s by the stored durations (budget 160 s)" in err
+    assert "left for another machine, over the budget: lesson/02_b.py on cpu" in err
+    assert runs == [("lesson/01_a.py", "cpu"), ("lesson/03_c.py", "cpu")]
 
 
 def test_bundle_write_that_fails_leaves_no_temporary_file(tmp_path, monkeypatch):

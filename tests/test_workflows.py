@@ -1,7 +1,8 @@
 """The GitHub Actions workflows in .github/workflows.
 
 tests.yml runs the suite and a strict build; record.yml re-records on a CPU and a GPU runner and
-opens a pull request; pages.yml publishes the release build. These tests hold them to the
+opens a pull request; pages.yml publishes the release build; bundle.yml checks the bundles a
+reader's pull request adds. These tests hold them to the
 project's rules: every action pinned to a full commit SHA with its version in a comment,
 least-privilege tokens (only record.yml's merge job writes to the repository, only pages.yml's
 deploy job to Pages), no `pull_request_target`, no expressions spliced into shell scripts, a
@@ -24,7 +25,7 @@ from recorded.model.machines import Machine
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
 WORKFLOWS = GITHUB / "workflows"
-NAMES = ("tests.yml", "record.yml", "pages.yml")
+NAMES = ("tests.yml", "record.yml", "pages.yml", "bundle.yml")
 
 # owner/repo[/path]@<40 hex>: a commit, not a tag or branch that can be moved.
 PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_./-]+)?@[0-9a-f]{40}$")
@@ -371,6 +372,19 @@ def test_record_merge_imports_the_bundles_and_opens_a_pull_request():
 
 
 # --- pages.yml -----------------------------------------------------------------------------
+
+
+def test_bundle_checks_a_readers_pull_request_with_make_import_and_a_read_only_token():
+    events = triggers(load("bundle.yml"))
+    assert set(events) == {"pull_request"}, "a stranger's bundle: pull_request only, never its target"
+    assert events["pull_request"]["paths"] == ["bundles/**.json"]
+    (job,) = jobs("bundle.yml").values()
+    assert job["permissions"] == {"contents": "read"}
+    scripts = "\n".join(step.get("run", "") for step in steps(job))
+    assert "--diff-filter=AM" in scripts and re.search(r"^\s*make import BUNDLES=", scripts, re.MULTILINE)
+    # Only the names `make bundle` writes reach make: no shell or make syntax from a file name.
+    assert "^bundles/[A-Za-z0-9._+-]+\\.json$" in scripts
+    assert re.search(r"^import: ", (ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE)
 
 
 def test_pages_builds_strictly_with_recordings_strict_then_deploys():

@@ -16,8 +16,10 @@ One name for one thing:
 - **tab**: one target's place beside an example on a page.
 - **recording**: what one snippet printed on one target (``model.store.Recording``), with the
   machine, and for a timing snippet every fresh run; one JSON file.
-- **status**: where one snippet stands on one target: fresh, stale, missing, failed,
-  invalid or not applicable (``model.store.Status``).
+- **status**: where one snippet stands on one target: fresh, stale (recorded with an
+  earlier version of the code, still shown, labelled), missing, failed, invalid or not
+  applicable (``model.store.Status``); which of them must be renewed here is
+  ``model.renewal``'s one rule.
 - **claim**: a line a page says a snippet prints (``expect``, ``expect_on``).
 - **verdict**: a printed answer to a question about the machine, such as
   ``bf16 vs fp32 here: faster`` (``model.lines``).

@@ -107,10 +107,6 @@ def dispatch(opts: Options, published: Store, made: list[Recording]) -> int:
         out = Path(opts.out)
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {opts.out}: exists and is not a folder.")
-    if opts.bundle and Path(opts.bundle).is_dir():
-        raise UsageError(
-            f"--bundle {opts.bundle}: is a folder; name a file, such as {Path(opts.bundle) / 'bundle.json'}."
-        )
     store = Store(published.root, Path(opts.out), published.targets) if opts.out else published
     if opts.mode in ("check", "list"):
         return do_check_or_list(opts, store, published, select(store, opts.snippets))

@@ -45,6 +45,7 @@ class Options:
     adopt: tuple[str, str] | None = None
     files: tuple[str, ...] = ()  # --import's bundles
     max_bundle_mb: float = MAX_BUNDLE_MB  # --import reads no larger bundle
+    budget: float | None = None  # seconds the runs may take, by the stored durations
     #: The recorder as the user started it, for message prefixes ("scripts/record_runs.py"),
     #: and as a command to type again, interpreter included, for fix lines.
     prog: str = "scripts/record_runs.py"
@@ -78,6 +79,10 @@ hardware runners in CI:
       take the second third of the snippets: the split is balanced by the durations
       recorded in recordings/, is the same on every runner, and the 3 shards cover every
       snippet exactly once (--list/--check --shard show one shard's part)
+  {prog} --force --out scratch/ --bundle out/ --budget 420
+      every snippet on every kind this machine is, into one bundle in out/ named for its
+      kinds, machine and date, recordings/ untouched; the runs that fit 420 s by the stored
+      durations, what renews most first (`make device-record` on a lent GPU machine)
   {prog} --import cpu.json other.json
       merge bundles into recordings/, each all or nothing: a bundle that is damaged, names
       an unknown snippet or target, or holds a recording of an older version of a snippet
@@ -227,7 +232,17 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         "marked required (the release rule)",
     )
     p.add_argument(
-        "--bundle", metavar="FILE", help="also write every recording this run made into FILE (atomically)"
+        "--bundle",
+        metavar="FILE",
+        help="also write every recording this run made into FILE (atomically); a folder (an existing "
+        "one, or a path ending in /): into a file there named for the kinds, the machine and the date",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="record only what fits in this many seconds by the durations recordings/ stores: what is "
+        "missing, stale or failed first, a device's target first, then the oldest; the rest is said and left",
     )
     p.add_argument(
         "--max-bundle-mb",
@@ -263,6 +278,8 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         p.error("--bundle goes with a run that records (or --compare), not with --check, --list or --import")
     if args.allow_stale and not args.import_:
         p.error("--allow-stale goes with --import")
+    if args.budget is not None and args.budget <= 0:
+        p.error("--budget takes a positive number of seconds")
     if args.max_bundle_mb <= 0:
         p.error("--max-bundle-mb takes a positive number of megabytes")
     if args.import_ and args.snippets:
@@ -304,6 +321,7 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         adopt=tuple(args.adopt) if args.adopt else None,
         files=tuple(args.import_ or ()),
         max_bundle_mb=args.max_bundle_mb,
+        budget=args.budget,
         prog=prog,
         command=command,
     )

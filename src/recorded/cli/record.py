@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ..model.snippets import Snippet, discover, load
 from ..model.store import Recording, State, Status, Store
-from ..recorder import admit, shard
-from ..recorder.bundles import write_bundle
+from ..recorder import admit, budget, shard
+from ..recorder.bundles import bundle_name, write_bundle
 from ..recorder.choose import ALL, choose
 from ..recorder.record import plan, record, to_run
 from .check import in_parts, say_part
@@ -39,11 +39,16 @@ def cannot(store: Store, name: str, why: str, done: str = "recorded") -> UsageEr
 
 
 def save_bundle(path: str | None, made: list[Recording]) -> None:
+    """Write the bundle; into a folder (one that exists, or a path ending in /), under a name
+    that says what it holds."""
     if path is None:
         return
-    write_bundle(Path(path), made)
+    where = Path(path)
+    if where.is_dir() or path.endswith(("/", "\\")):
+        where = where / bundle_name(made)
+    write_bundle(where, made)
     n = len(made)
-    print(f"bundle {path}: {n} recording{'s' * (n != 1)}", file=sys.stderr)
+    print(f"bundle {where}: {n} recording{'s' * (n != 1)}", file=sys.stderr)
 
 
 def do_record(
@@ -78,10 +83,18 @@ def do_record(
                 file=sys.stderr,
             )
 
+    plan_ = budget.fit(
+        published,
+        [i for n in choice.chosen for i in to_run(items_for(n), opts.force)],
+        opts.runs or 1,
+        opts.budget,
+    )
+    _say_plan(plan_, opts.budget)
+    kept = {(i.snippet.name, i.target) for i in plan_.kept}
     failed_runs = 0
     for name in choice.chosen:
         items = items_for(name)
-        work = to_run(items, opts.force)
+        work = [i for i in to_run(items, opts.force) if (i.snippet.name, i.target) in kept]
         if opts.shard:
             say_part(parts[name])
         if not work and not opts.replace_machine:
@@ -135,3 +148,20 @@ def do_record(
             break
     save_bundle(opts.bundle, made)
     return 1 if failed_runs else 0
+
+
+def _say_plan(plan_: budget.Plan, seconds: float | None) -> None:
+    """Before the first run: how long the runs will take, and what a budget leaves out."""
+    if not plan_.kept and not plan_.left:
+        return
+    guessed = f", {plan_.guessed} never recorded counted as the longest" if plan_.guessed else ""
+    targets = ", ".join(dict.fromkeys(i.target for i in plan_.kept))
+    print(
+        f"to record: {len(plan_.kept)} snippet{'s' * (len(plan_.kept) != 1)} on {targets or 'no target'}, "
+        f"about {plan_.seconds:.0f} s by the stored durations{guessed}"
+        + (f" (budget {seconds:g} s)" if seconds is not None else ""),
+        file=sys.stderr,
+    )
+    if plan_.left:
+        left = "; ".join(f"{i.snippet.name} on {i.target}" for i in plan_.left)
+        print(f"left for another machine, over the budget: {left}", file=sys.stderr)

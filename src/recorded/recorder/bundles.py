@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,19 @@ def summary(recordings: list[Recording]) -> dict | None:
         "numpy": m.version("numpy"),
         "git": m.get("git"),
     }
+
+
+def bundle_name(recordings: list[Recording]) -> str:
+    """A file name that says what a bundle holds: its kinds, its machine and the day, such as
+    ``cpu-avx2-amd-epyc-2026-12-05.json`` (``empty-...`` for a run that recorded nothing)."""
+    day = utc_stamp()[:10]
+    if not recordings:
+        return f"empty-{day}.json"
+    kinds = "+".join(dict.fromkeys(r.target for r in recordings))
+    m = recordings[0].machine
+    named = (m.device or {}).get("name") or m.cpu.get("model") or "unknown"
+    slug = re.sub(r"[^a-z0-9]+", "-", str(named).lower()).strip("-")[:40].strip("-") or "unknown"
+    return f"{kinds}-{slug}-{day}.json"
 
 
 def bundle_json(recordings: list[Recording], created_at: str | None = None) -> str:

@@ -1,0 +1,54 @@
+"""How long a recording session will take, by the durations the project's recordings store,
+and which runs fit in a time budget (a lent GPU machine's call has minutes, not hours).
+
+Standard library only. An item's estimate is the first run of its last recording times the
+runs it will make now (a timing snippet runs ``runs`` times); an item never recorded on its
+target counts as the longest known one, so a budget is not spent on a guess. Within a
+budget the items that renew most come first: what is missing, stale or failed before what
+is fresh, a target with a device (the rarest machine) first, then the oldest recordings;
+whatever does not fit is left for the next machine, and said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model.store import State, Status, Store
+
+
+@dataclass(frozen=True)
+class Plan:
+    kept: list[Status]  #: what runs, in the order given
+    left: list[Status]  #: what did not fit the budget
+    seconds: float  #: the estimate of what runs
+    guessed: int  #: items of ``kept`` with no stored duration, counted as the longest known
+
+
+def fit(published: Store, work: list[Status], runs: int, budget: float | None) -> Plan:
+    """The items of ``work`` that fit ``budget`` seconds (all of them without one), judged by
+    where each stands in the project (``published``), whatever store they record into."""
+    where = {id(i): published.status(i.snippet, i.target) for i in work}
+    known = {
+        key: s.recording.duration_s * (runs if s.snippet.timing else 1) if s.recording else None
+        for key, s in where.items()
+    }
+    longest = max((s for s in known.values() if s is not None), default=60.0)
+    cost = {key: longest if s is None else s for key, s in known.items()}
+
+    def first(item: Status) -> tuple:
+        now = where[id(item)]
+        device = published.targets.get(item.target).needs_device
+        return (now.state is State.FRESH, not device, now.recording.recorded_at if now.recording else "")
+
+    chosen, spent = set(), 0.0
+    for item in sorted(work, key=first):
+        if budget is None or spent + cost[id(item)] <= budget:
+            chosen.add(id(item))
+            spent += cost[id(item)]
+    kept = [i for i in work if id(i) in chosen]
+    return Plan(
+        kept,
+        [i for i in work if id(i) not in chosen],
+        sum(cost[id(i)] for i in kept),
+        sum(known[id(i)] is None for i in kept),
+    )
