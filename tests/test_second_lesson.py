@@ -160,4 +160,6 @@ def test_a_stale_recording_is_named_with_its_fix(lesson):
         done.stdout
     )
     assert built.returncode != 0
-    assert "recording of counting/01_sum.py is of an earlier version of its code" in built.stdout + built.stderr
+    assert (
+        "recording of counting/01_sum.py is of an earlier version of its code" in built.stdout + built.stderr
+    )
