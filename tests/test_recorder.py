@@ -28,7 +28,7 @@ from projects import add_snippet, with_metadata
 from recorded import cli
 from recorded.model import machines
 from recorded.model.machines import Machine
-from recorded.model.snippets import SnippetError, comment_free_sha256, discover, load
+from recorded.model.snippets import SnippetError, code_sha256, comment_free_sha256, discover, load
 from recorded.model.store import Recording, RecordingError, State, Store, this_python
 from recorded.recorder import runner, this_machine
 from recorded.recorder.record import TO_RECORD, plan, record, to_run
@@ -1143,6 +1143,18 @@ def test_the_key_is_the_same_on_every_python_here():
         for python in pythons
     }
     assert len(set(keys.values())) == 1, keys
+
+
+def test_every_committed_recording_keys_the_code_it_holds_as_the_recorder_does_now():
+    # A change to how the key is computed would quietly make every recording an earlier
+    # version's, the GPU's among them: each stored key must still be the key of its stored code.
+    checked = 0
+    for path in sorted((REPO / "recordings").rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data["code"]:
+            assert data["code_sha256"] == code_sha256(data["code"].encode()), path
+            checked += 1
+    assert checked
 
 
 def as_schema(data: dict, schema: int, source: bytes) -> dict:

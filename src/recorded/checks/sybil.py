@@ -108,7 +108,6 @@ class RecordedParser:
             state, rec, reason = status.state, status.recording, status.reason
             where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
             fix = f"  fix: {self.store.settings.commands.record(snippet.name, target)}"
-            why = self._renewal.why(t, snippet.name)
             if state in (State.FRESH, State.STALE) and rec is not None:
                 # Every run of a shown output must print the claims: a decisive verdict holds
                 # only if each run gave it, and an earlier version's output is still shown.
@@ -118,7 +117,9 @@ class RecordedParser:
                         problems += check_claims(list(group), stdout, shown, locate)
             elif state is State.INVALID:
                 problems.append(f"{where}: {reason}")
-            if state not in (State.FRESH, State.NOT_APPLICABLE, State.INVALID) and why:
+            if state not in (State.FRESH, State.NOT_APPLICABLE, State.INVALID) and (
+                why := self._renewal.why(t, snippet.name)
+            ):
                 problems.append(f"{where}: {state.value} ({reason}); it must be fresh: {why}\n{fix}")
         return problems
 

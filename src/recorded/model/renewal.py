@@ -23,6 +23,7 @@ outside a git checkout nothing is known to have changed.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from dataclasses import dataclass
@@ -42,7 +43,10 @@ class Renewal:
     strict: bool = False
     here: frozenset[str] = frozenset()  #: the kinds this machine is
     recorded: frozenset[str] = frozenset()  #: the kinds that hold any recording
-    changed: frozenset[str] = frozenset()  #: the snippets changed in this working tree
+    #: The snippets changed in this working tree; None: asked of git in ``root`` when first
+    #: needed (a build whose recordings are all fresh never starts git).
+    changed: frozenset[str] | None = None
+    root: Path | None = None
 
     def must(self, target: Target, snippet: str) -> bool:
         """Whether a missing, stale or failed recording of ``snippet`` on ``target`` is an error."""
@@ -50,7 +54,13 @@ class Renewal:
 
     def yours(self, target: str, snippet: str) -> bool:
         """Whether the person at this machine changed the snippet and can renew this kind."""
-        return snippet in self.changed and target in self.here and target in self.recorded
+        return target in self.here and target in self.recorded and snippet in self._changed
+
+    @functools.cached_property
+    def _changed(self) -> frozenset[str]:
+        if self.changed is not None:
+            return self.changed
+        return changed_snippets(self.root) if self.root is not None else frozenset()
 
     def why(self, target: Target, snippet: str) -> str:
         """Why it must be fresh, in words, for a message; "" when it need not be."""
@@ -67,7 +77,7 @@ def of(store, strict: bool) -> Renewal:
         strict,
         frozenset(kinds_here(store.targets)),
         frozenset(t for t in store.targets.names if any((store.recordings_dir / t).rglob("*.json"))),
-        changed_snippets(store.root),
+        root=store.root,
     )
 
 

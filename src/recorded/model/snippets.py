@@ -123,7 +123,7 @@ def code_sha256(source: bytes) -> str:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return hashlib.sha256(b"text\n" + _without_comments(text).encode("utf-8")).hexdigest()
-    if not any(
+    if "__doc__" not in text or not any(
         (isinstance(n, ast.Name) and n.id == "__doc__")
         or (isinstance(n, ast.Attribute) and n.attr == "__doc__")
         for n in ast.walk(tree)
@@ -140,22 +140,38 @@ def _drop_docstrings(tree: ast.AST) -> None:
                 del node.body[0]
 
 
-def _written(node: object) -> str:
-    """A node as text: its type, then each non-empty field; constants by their repr, which
-    tells 1, 1.0 and True apart."""
-    if isinstance(node, ast.AST):
-        fields = []
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(node, ast.JoinedStr) and name == "values":
-                value = _f_string_parts(node.values)
-            if value is None or value == []:
-                continue
-            fields.append(f"{name}={_written(value)}")
-        return f"{type(node).__name__}({','.join(fields)})"
-    if isinstance(node, list):
-        return f"[{','.join(_written(x) for x in node)}]"
-    return repr(node)
+def _written(tree: ast.AST) -> str:
+    """A tree as text: each node's type, then its non-empty fields; constants by their repr,
+    which tells 1, 1.0 and True apart."""
+    out: list[str] = []
+    put = out.append
+
+    def write(node: object) -> None:
+        if isinstance(node, ast.AST):
+            put(type(node).__name__)
+            put("(")
+            sep = ""
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(node, ast.JoinedStr) and name == "values":
+                    value = _f_string_parts(node.values)
+                if value is None or value == []:
+                    continue
+                put(f"{sep}{name}=")
+                write(value)
+                sep = ","
+            put(")")
+        elif isinstance(node, list):
+            put("[")
+            for n, item in enumerate(node):
+                put("," if n else "")
+                write(item)
+            put("]")
+        else:
+            put(repr(node))
+
+    write(tree)
+    return "".join(out)
 
 
 def _f_string_parts(values: list[ast.expr]) -> list[ast.expr]:

@@ -115,10 +115,11 @@ class Recording:
         return [self.stdout] + [r.stdout for r in self.runs]
 
     def of(self, snippet) -> bool:
-        """Whether this recording was made from the snippet's code as it is now."""
-        if self.code_sha256:
-            return self.code_sha256 == snippet.code_sha256()
-        return self.sha256 == snippet.sha256()
+        """Whether this recording was made from the snippet's code as it is now: from these
+        very bytes, or from code whose syntax tree is the same (parsed only when the bytes differ)."""
+        if self.sha256 == snippet.sha256():
+            return True
+        return bool(self.code_sha256) and self.code_sha256 == snippet.code_sha256()
 
     def to_dict(self) -> dict:
         """The recording as it is stored, its fields in their order."""

@@ -259,7 +259,7 @@ def _check(spec: blocks.Block, status: Status, ctx: Context) -> None:
     is not."""
     target = ctx.store.targets.get(status.target)
     name, rec = status.snippet.name, status.recording
-    why = ctx.renewal.why(target, name)
+    why = "" if status.state in (State.FRESH, State.INVALID) else ctx.renewal.why(target, name)
     if status.state is State.INVALID:
         _problem(ctx, status.reason)
     elif status.state is State.MISSING and why:

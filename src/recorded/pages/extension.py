@@ -13,7 +13,6 @@ same mkdocs.yml but not MkDocs hooks, renders the pages the same way.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import xml.etree.ElementTree as etree
 from dataclasses import dataclass
@@ -229,7 +228,7 @@ class RecordedExtension(BlocksExtension):
             {
                 "store": project.store,
                 "page": page,
-                "renewal": dataclasses.replace(project.renewal, strict=bool(strict)),
+                "renewal": project.renewals[bool(strict)],
             },
         )
         settings = {"store": project.store, "page": page, "docs": project.docs_dir}
@@ -247,7 +246,9 @@ class _Project:
     store: Store
     docs_dir: Path
     recordings_page: str | None
-    renewal: renewal.Renewal
+    #: What must be fresh, without and with the release rule: one of each per build, so
+    #: that git is asked at most once, and only if a recording here is not fresh.
+    renewals: dict[bool, renewal.Renewal]
 
 
 def _stamp(root: Path) -> tuple:
@@ -287,7 +288,7 @@ def _project(root: Path) -> _Project:
         store=store,
         docs_dir=docs_dir,
         recordings_page=inventory.recordings_page(docs_dir),
-        renewal=renewal.of(store, strict=False),
+        renewals={strict: renewal.of(store, strict) for strict in (False, True)},
     )
     _projects[root] = (stamp, project)
     return project
