@@ -18,6 +18,10 @@ $(DEPS): pyproject.toml
 
 $(STAMP): $(DEPS) constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed: run make PYTHON=python3.11 ...")'
+	@# Every snippet runs in a bubblewrap sandbox: installed here where that is possible (root).
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } || \
+		echo "bubblewrap is not installed: snippets will not run until it is (sudo apt-get install bubblewrap)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[lesson,docs,test]'
@@ -76,9 +80,12 @@ import: $(STAMP)  ## import BUNDLES=... into recordings/ and say what each recor
 # kind it is (CUDA and its host CPU's kinds), every snippet, into one bundle in $(OUT), what
 # renews most first, within 420 s by the stored durations so that one 10-minute call holds it.
 OUT ?= bundles
+# The lent image may lack bubblewrap and reaches no network: there, and only there, the runs go
+# unsandboxed; what runs is the working tree sent with the call.
 device-record:  ## on a lent GPU machine: record every kind it is into one bundle in OUT=
 	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
-		python3 scripts/record_runs.py --force --out "$$scratch" --bundle "$(OUT)/" --budget 420
+		python3 scripts/record_runs.py --force --out "$$scratch" --bundle "$(OUT)/" --budget 420 \
+		$$(command -v bwrap >/dev/null || echo --allow-unsandboxed)
 
 figures: $(STAMP)  ## redraw docs/figures/ from the recordings
 	$(BIN)/python scripts/make_figures.py

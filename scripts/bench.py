@@ -12,7 +12,8 @@ scripts, not in the engine (src/recorded/).
   the compiled templates).
 - **Preview**: `make serve`'s own command; a line appended to a page, timed until the
   served page shows it.
-- **Recorder**: with nothing stale, and after editing one snippet (beyond its own run).
+- **Recorder**: with nothing stale, after editing one snippet (beyond its own run), and what
+  the sandbox adds to a run.
 - **Suite**: the whole `make test` suite (pytest on every core), against the snippets' own
   run times from this machine's recordings: it runs each of them once, live.
 - **Peer**: the same build against markdown-exec's, which runs the code at build time.
@@ -57,6 +58,7 @@ from recorded.model.machines import Machine, this_cpu  # noqa: E402
 from recorded.model.snippets import discover  # noqa: E402
 from recorded.model.store import State, Store  # noqa: E402
 from recorded.pages import blocks  # noqa: E402
+from recorded.recorder import sandbox  # noqa: E402
 from recorded.recorder.choose import AUTO, choose  # noqa: E402
 
 
@@ -320,6 +322,32 @@ def record_one_edit(root: Path, repeat: int, work: Path) -> Figure:
     fig.notes.append(
         f"overhead beyond the run itself, median: {fig.value:.2f} s "
         f"(spread {min(overheads):.2f}–{max(overheads):.2f} s)"
+    )
+    return fig
+
+
+def sandbox_cost(root: Path, repeat: int, work: Path) -> Figure:
+    """What the sandbox adds to one run of the quickest snippet: the same command started in
+    bubblewrap and without it, taking turns, in the same empty folder."""
+    fig = Figure("a snippet's run in the sandbox, beyond the same run without it", "≤ 0.1 s", limit=0.1)
+    why = sandbox.why_not()
+    if why is not None:
+        fig.skipped = why
+        return fig
+    name = quickest_snippet(root)
+    folder = work / "sandbox-cost"
+    folder.mkdir()
+    plain = [sys.executable, str(root / "snippets" / name)]
+    contained = sandbox.command(plain, folder)
+    times: dict[str, list[float]] = {"plain": [], "sandboxed": []}
+    for _ in range(repeat):
+        for kind, cmd in (("plain", plain), ("sandboxed", contained)):
+            times[kind].append(_timed(cmd, folder)[0])
+    cost = [s - p for s, p in zip(times["sandboxed"], times["plain"], strict=True)]
+    fig.samples = cost
+    fig.notes.append(
+        f"{name}: {statistics.median(times['plain']):.3f} s without the sandbox, "
+        f"{statistics.median(times['sandboxed']):.3f} s in it (medians of {repeat})"
     )
     return fig
 
@@ -648,7 +676,11 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
         if "preview" not in args.skip:
             figures += each(lambda tree: preview_after_prose_edit(tree, args.repeat, work))
         if "record" not in args.skip:
-            figures += [record_nothing_stale(root, args.repeat), record_one_edit(root, args.repeat, work)]
+            figures += [
+                record_nothing_stale(root, args.repeat),
+                record_one_edit(root, args.repeat, work),
+                sandbox_cost(root, args.repeat, work),
+            ]
         if "suite" not in args.skip:
             own = snippet_seconds(root)
             figures += each(lambda tree: test_suite(tree, args.repeat, own))

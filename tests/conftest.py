@@ -8,7 +8,7 @@ from hypothesis import settings
 
 from fakes import FAKE_GPU, FAKE_MACHINE
 from recorded.config import targets
-from recorded.recorder import runner, this_machine
+from recorded.recorder import runner, sandbox, this_machine
 
 # The property tests check logic, not speed: on a loaded machine (both cores busy with
 # live runs) Hypothesis's per-example deadline would fail them for the wrong reason.
@@ -65,6 +65,14 @@ def fake_machine(monkeypatch) -> FakeChecks:
     monkeypatch.setattr(runner, "check", checks)
     monkeypatch.setattr(targets.Target, "detected", lambda self: checks.gpu or not self.needs_device)
     return checks
+
+
+@pytest.fixture
+def unsandboxed(monkeypatch) -> None:
+    """A machine where bubblewrap cannot run, with unsandboxed runs accepted: for the tests of
+    what only the supervisor and the tree check do, and of runs that share a file on purpose."""
+    monkeypatch.setattr(sandbox, "why_not", lambda: "no sandbox here (the test says so)")
+    monkeypatch.setenv(sandbox.ALLOW_UNSANDBOXED, "1")
 
 
 @pytest.fixture

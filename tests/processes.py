@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -31,33 +32,63 @@ def recorder(root: Path, *args: str, tmpdir: Path, env: dict[str, str] | None = 
     )
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A killed process stays a zombie until its new parent reaps it; a zombie runs nothing.
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+def marker() -> str:
+    """A word to put in a test process's command line, so the test can find it from outside
+    the sandbox, where its process ids and files cannot reach (a snippet's own file name
+    holding it marks the snippet too)."""
+    return f"m{uuid.uuid4().hex[:16]}"
 
 
-def gone_soon(pid: int, within: float = 2.0) -> bool:
-    """SIGKILL is delivered asynchronously: give the kernel a moment to finish the job."""
+#: What a snippet or its child runs to wait until a process marked ``{mark}`` runs, as the
+#: sandbox shows it its own processes.
+WAIT_FOR = """
+import os, time
+def running(mark):
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and mark in open(f"/proc/{{entry}}/cmdline").read() and entry != str(os.getpid()):
+                return True
+        except OSError:
+            pass
+    return False
+while not running({mark!r}):
+    time.sleep(0.01)
+"""
+
+
+def running(mark: str) -> list[int]:
+    """The processes of this machine whose command line holds ``mark`` (zombies left out:
+    a zombie runs nothing)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if mark in cmdline and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def gone_soon(mark: str, within: float = 2.0) -> bool:
+    """Whether every process marked ``mark`` has ended within ``within`` seconds: SIGKILL is
+    delivered asynchronously, so give the kernel a moment to finish the job."""
     deadline = time.monotonic() + within
-    while alive(pid):
+    while running(mark):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
     return True
 
 
-def started(pidfile: Path, within: float = 60.0) -> bool:
-    """Whether a snippet that writes its pid on starting has started (waiting up to
-    ``within`` seconds), then a moment more for it to settle into what it does."""
+def started(mark: str, within: float = 60.0) -> bool:
+    """Whether a process marked ``mark`` runs (waiting up to ``within`` seconds), then a
+    moment more for it to settle into what it does."""
     deadline = time.monotonic() + within
-    while not pidfile.exists():
+    while not running(mark):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.1)

@@ -8,6 +8,7 @@ loader and the block parser.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -18,8 +19,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from processes import alive, gone_soon, recorder, started
+from processes import gone_soon, marker, recorder, running, started
 from projects import add_snippet
+from recorded.__main__ import entry
+from recorded.cli import dispatch
 from recorded.model import claims
 from recorded.model.store import Recording, RecordingError, Store
 from recorded.pages import blocks
@@ -34,21 +37,23 @@ def project(tmp_path: Path, snippets: dict[str, str]) -> Path:
 # -- Ctrl-C -------------------------------------------------------------------------------------
 
 HANGS_WITH_CHILD = """
-import os, subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-open(os.environ["PIDFILE"], "w").write(str(child.pid))
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", {mark!r}])
 time.sleep(60)
 """
 
 
-def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path, monkeypatch):
-    root = project(tmp_path / "p", {"a_fast.py": 'print("done")\n', "b_hangs.py": HANGS_WITH_CHILD})
+def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path):
+    mark = marker()
+    hangs = f"b_hangs_{mark}.py"  # the snippet is marked too, by its name
+    root = project(
+        tmp_path / "p", {"a_fast.py": 'print("done")\n', hangs: HANGS_WITH_CHILD.format(mark=mark)}
+    )
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    pidfile = tmp_path / "child.pid"
-    monkeypatch.setenv("PIDFILE", str(pidfile))
     proc = recorder(root, tmpdir=tmpdir)
-    assert started(pidfile), "the hanging snippet never started"
+    assert started(mark), "the hanging snippet never started"
+    assert len(running(mark)) >= 2  # the snippet and its child
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
 
@@ -57,38 +62,33 @@ def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path, mo
     store = Store(root)
     fast = store.read("lesson/a_fast.py", "cpu")
     assert fast is not None and fast.stdout == ["done"]  # finished before, kept
-    assert store.read("lesson/b_hangs.py", "cpu") is None  # interrupted, nothing half-written
+    assert store.read(f"lesson/{hangs}", "cpu") is None  # interrupted, nothing half-written
     assert not list(root.rglob("*.tmp")), "a temporary recording file was left behind"
     assert not list(tmpdir.iterdir()), "a run's temporary folder was left behind"
-    child = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not alive(child), "the snippet's child process outlived the interrupted run"
+    assert gone_soon(mark, within=5), "the snippet or its child outlived the interrupted run"
 
 
 HANGS = """
-import os, time
-open(os.environ["PIDFILE"], "w").write(str(os.getpid()))
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(60)", {mark!r}])
 time.sleep(60)
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_a_snippet_dies_with_a_recorder_killed_by_sigkill(tmp_path, monkeypatch):
+def test_a_snippet_dies_with_a_recorder_killed_by_sigkill(tmp_path):
     # SIGKILL gives the recorder no chance to clean up; a snippet left running would load the
     # machine and turn the next timing verdicts into a coin toss.
-    root = project(tmp_path / "p", {"hangs.py": HANGS})
+    mark = marker()
+    root = project(tmp_path / "p", {f"hangs_{mark}.py": HANGS.format(mark=mark)})
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    pidfile = tmp_path / "snippet.pid"
-    monkeypatch.setenv("PIDFILE", str(pidfile))
     proc = recorder(root, tmpdir=tmpdir)
-    assert started(pidfile), "the snippet never started"
+    assert started(mark), "the snippet never started"
+    assert len(running(mark)) >= 2  # the snippet and a child in a session of its own
     proc.kill()
     proc.communicate(timeout=30)
-    snippet = int(pidfile.read_text())
-    assert gone_soon(snippet, within=5), "the snippet outlived its recorder"
+    assert gone_soon(mark, within=5), "the snippet or its child outlived its recorder"
 
 
 # -- two recorders at once ------------------------------------------------------------------------
@@ -273,3 +273,32 @@ def test_a_link_out_of_snippets_is_refused_and_never_read(tmp_path):
     (root / "snippets" / "lesson" / "escape.py").symlink_to(secret)
     with pytest.raises(SnippetError, match="outside"):
         load(root / "snippets", "lesson/escape.py")
+
+
+# -- signals while the recorder starts ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sent", "code", "said"),
+    [
+        (signal.SIGINT, 130, "interrupted while starting"),
+        (signal.SIGTERM, 143, "terminated (SIGTERM) while starting"),
+    ],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_signal_while_the_recorder_starts_ends_in_one_line(tmp_path, monkeypatch, capsys, sent, code, said):
+    # The signal arrives while the recorder reads its options, before its own handling is set up.
+    def arrives(*args, **kwargs):
+        os.kill(os.getpid(), sent)
+        time.sleep(1)  # delivered before this returns
+        raise AssertionError("the signal did not stop the start")
+
+    monkeypatch.setattr(dispatch, "program", arrives)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert entry(tmp_path, "scripts/record_runs.py") == code
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"scripts/record_runs.py: {said}; nothing was run or written."]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from fakes import FAKE_MACHINE
-from processes import gone_soon
+from processes import WAIT_FOR, gone_soon, marker
 from projects import add_snippet, with_metadata
 from recorded import cli
 from recorded.model import machines
@@ -492,52 +492,45 @@ def test_snippet_timeout_from_its_metadata_applies(tmp_path):
     assert last == "[recorder: stopped after the 0.3 s timeout]"
 
 
-def test_timeout_leaves_no_process_of_the_snippet_behind(tmp_path, tmp_path_factory):
-    pids = tmp_path_factory.mktemp("pids")  # outside the project: a run may not write into it
-    child = (
-        f"import os, time; open(os.path.join({str(pids)!r}, 'child'), 'w').write(str(os.getpid())); "
-        "time.sleep(30)"
-    )
+def test_timeout_leaves_no_process_of_the_snippet_behind(tmp_path):
+    mark = marker()
+    name = f"lesson/01_spawn_{mark}.py"  # the snippet is marked by its name, its child by an argument
     add_snippet(
         tmp_path,
-        "lesson/01_spawn.py",
+        name,
         f"""
-        import os, subprocess, sys, time
-        open(os.path.join({str(pids)!r}, "snippet"), "w").write(str(os.getpid()))
-        subprocess.Popen([sys.executable, "-c", {child!r}])
-        while not os.path.exists(os.path.join({str(pids)!r}, "child")):
-            time.sleep(0.01)
+        import subprocess, sys, time
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", {mark!r}])
+        {WAIT_FOR.format(mark=mark).strip().replace(chr(10), chr(10) + " " * 8)}
+        print("the child runs", flush=True)
         time.sleep(30)
     """,
     )
 
-    assert main(tmp_path, "--timeout", "1") == 1
+    assert main(tmp_path, "--timeout", "3") == 1
 
-    assert recording(tmp_path, "lesson/01_spawn.py")["status"] == "timeout"
-    for who in ("snippet", "child"):
-        pid = int((pids / who).read_text())
-        assert gone_soon(pid), f"the {who} (pid {pid}) outlived the timeout"
+    rec = recording(tmp_path, name)
+    assert rec["status"] == "timeout" and rec["stdout"] == ["the child runs"]
+    assert gone_soon(mark), "the snippet or its child outlived the timeout"
 
 
-def test_a_finished_snippet_leaves_no_background_child_behind(tmp_path, tmp_path_factory):
-    pidfile = tmp_path_factory.mktemp("pids") / "child.pid"  # outside the project
-    child = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
+def test_a_finished_snippet_leaves_no_background_child_behind(tmp_path):
+    mark = marker()
     add_snippet(
         tmp_path,
         "lesson/01_spawn.py",
         f"""
-        import os, subprocess, sys, time
-        subprocess.Popen([sys.executable, "-c", {child!r}])
-        while not os.path.exists({str(pidfile)!r}):
-            time.sleep(0.01)
+        import subprocess, sys, time
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", {mark!r}])
+        {WAIT_FOR.format(mark=mark).strip().replace(chr(10), chr(10) + " " * 8)}
         print("done")
     """,
     )
 
-    assert main(tmp_path, "--timeout", "5") == 0
+    assert main(tmp_path, "--timeout", "10") == 0
 
     assert recording(tmp_path, "lesson/01_spawn.py")["stdout"] == ["done"]
-    assert gone_soon(int(pidfile.read_text()))
+    assert gone_soon(mark)
 
 
 # -- 5. failing snippets ---------------------------------------------------------------------
@@ -704,7 +697,7 @@ def test_cpu_target_hides_gpus_and_runs_in_a_fresh_temporary_folder(tmp_path, mo
 
     assert first["cuda"] == ""
     cwd = Path(first["cwd"])
-    assert cwd.name.startswith("record-runs-") and first["files"] == []
+    assert cwd.parent.name.startswith("record-runs-") and first["files"] == []
     assert tmp_path not in cwd.parents and cwd != tmp_path
     assert not cwd.exists()  # removed after the run
     assert Path(first["cache"]).parent == cwd and not first["cache_exists"]
@@ -1213,13 +1206,16 @@ print("A/A here: within noise")
 
 
 def flipping(tmp_path, tmp_path_factory, monkeypatch) -> Path:
-    """A timing snippet whose second run gives another verdict (its counter lives outside the project)."""
+    """A timing snippet whose second run gives another verdict: its counter lives outside the
+    project, where only an unsandboxed run can write, so the tests that call this ask for one)."""
     monkeypatch.setenv("COUNTER", str(tmp_path_factory.mktemp("counter") / "n"))
     add_snippet(tmp_path, "lesson/01_t.py", FLIPS, timing=True)
     return tmp_path
 
 
-def test_a_timing_snippet_runs_three_times_each_in_a_fresh_process(tmp_path, tmp_path_factory, monkeypatch):
+def test_a_timing_snippet_runs_three_times_each_in_a_fresh_process(
+    tmp_path, tmp_path_factory, monkeypatch, unsandboxed
+):
     root = flipping(tmp_path, tmp_path_factory, monkeypatch)
 
     assert main(root, "--keep-busy") == 0  # the suite itself keeps the machine busy
@@ -1236,7 +1232,7 @@ def test_a_timing_snippet_runs_three_times_each_in_a_fresh_process(tmp_path, tmp
     assert all(run.busy is not None for run in rec.runs)
 
 
-def test_runs_come_from_the_configuration_or_the_flag(tmp_path, tmp_path_factory, monkeypatch):
+def test_runs_come_from_the_configuration_or_the_flag(tmp_path, tmp_path_factory, monkeypatch, unsandboxed):
     root = flipping(tmp_path, tmp_path_factory, monkeypatch)
     (root / "pyproject.toml").write_text("[tool.recorded]\nruns = 2\n")
 
@@ -1249,7 +1245,7 @@ def test_runs_come_from_the_configuration_or_the_flag(tmp_path, tmp_path_factory
 
 
 def test_a_decisive_claim_holds_only_if_every_fresh_run_gave_it(
-    tmp_path, tmp_path_factory, monkeypatch, warnings
+    tmp_path, tmp_path_factory, monkeypatch, warnings, unsandboxed
 ):
     from projects import Project
 

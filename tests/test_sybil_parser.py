@@ -30,7 +30,7 @@ class FakeRun:
         self.results: dict[str, RunResult] = {}  # by snippet name; else prints OUTPUT
         self.calls: list[tuple[str, str]] = []
 
-    def __call__(self, snippet: Snippet, target, timeout: float) -> RunResult:
+    def __call__(self, snippet: Snippet, target, timeout: float, **options) -> RunResult:
         self.calls.append((snippet.name, target.name))
         return self.results.get(snippet.name, RunResult("ok", 0, OUTPUT, [], 0.01))
 

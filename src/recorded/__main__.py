@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
-from .cli import MODULE, main
+
+class StartupTerminated(KeyboardInterrupt):
+    """SIGTERM before the recorder has set up its own handling (cli.main): ended as Ctrl-C."""
 
 
-def entry(root: Path | None = None, prog: str = MODULE) -> int:
+def _terminated(signum, frame) -> None:
+    raise StartupTerminated
+
+
+def _sigterm(exc: KeyboardInterrupt) -> bool:
+    """Whether SIGTERM stopped the start: before cli.main set its own handler, or after."""
+    if isinstance(exc, StartupTerminated):
+        return True
+    from .cli.dispatch import Terminated  # imported already when its handler could raise it
+
+    return isinstance(exc, Terminated)
+
+
+def entry(root: Path | None = None, prog: str = "-m") -> int:
     """The recorder's command line, quiet when its reader stops reading: `--list | head`
-    ends the listing, not in a BrokenPipeError traceback. ``prog``: how it was started
-    (cli.MODULE, or a script's path as typed), for its messages."""
+    ends the listing, not in a BrokenPipeError traceback. Ctrl-C or SIGTERM while it starts
+    (importing, reading the project) ends in one line, as it does mid-run. ``prog``: how it
+    was started (cli.MODULE, "-m", or a script's path as typed), for its messages."""
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
+        from .cli import main  # the slow part of start-up: inside the handling above
+
         code = main(root=root, prog=prog)
         sys.stdout.flush()
         return code
@@ -21,6 +41,13 @@ def entry(root: Path | None = None, prog: str = MODULE) -> int:
         # Python flushes stdout again at exit; point it at /dev/null so that flush is silent.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt as exc:  # cli.main handles it once it runs: this is start-up
+        name = "python -m recorded" if prog == "-m" else prog
+        how, code = ("terminated (SIGTERM)", 143) if _sigterm(exc) else ("interrupted", 130)
+        print(f"\n{name}: {how} while starting; nothing was run or written.", file=sys.stderr)
+        return code
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

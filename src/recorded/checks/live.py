@@ -33,7 +33,8 @@ from ..model.snippets import DEFAULT_TIMEOUT, Snippet
 from ..model.store import write_atomically
 from ..notebook import build as build_notebook
 from ..notebook import snippet_cells, with_notebooks
-from ..recorder import choose, runner
+from ..recorder import choose, runner, sandbox
+from ..recorder.sandbox import Limits
 
 #: How often a worker looks for a result another process is making, in seconds.
 POLL = 0.1
@@ -52,6 +53,7 @@ class LiveRuns:
         self.results: dict[tuple[str, str], runner.RunResult] = {}
         self.count: dict[str, int] = {}
         self._target: Target | None = None
+        self.limits = Limits()  #: the project's, set by the parser
         self._shared: _Shared | None = None
 
     @property
@@ -83,6 +85,7 @@ class LiveRuns:
         options: dict = {"compile_cache": self.compile_cache} if self.compile_cache else {}
         if self.threads:
             options["threads"] = self.threads
+        options["limits"] = self.limits
         return self._run(snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT, **options)
 
     def notebook(self, lesson: str) -> dict:
@@ -127,10 +130,22 @@ class _Shared:
         with _locked(where / "start.lock"):
             if not (where / "started").exists():
                 target = self.live.target
-                env = runner.target_env(target, where, self.live.compile_cache, self.live.threads)
+                tmp = where / "tmp"
+                tmp.mkdir(exist_ok=True)
+                # The kernel, and every cell it runs, in the sandbox the recorder's runs get:
+                # its folder and temporary folder writable, the project read-only.
+                env = runner.target_env(target, where, self.live.compile_cache, self.live.threads) | {
+                    "TMPDIR": str(tmp),
+                    "HOME": str(tmp),
+                }
+                cache = [self.live.compile_cache] if self.live.compile_cache else []
+                argv = [sys.executable, "-m", "recorded.checks.kernel", str(self.root), lesson, str(where)]
                 with (where / "kernel.log").open("wb") as log:
                     process = subprocess.Popen(
-                        [sys.executable, "-m", "recorded.checks.kernel", str(self.root), lesson, str(where)],
+                        self.live.limits.around(
+                            sys.executable, sandbox.contained(argv, where, target.needs_device, cache)
+                        ),
+                        cwd=where,
                         env=env,
                         stdout=subprocess.DEVNULL,
                         stderr=log,

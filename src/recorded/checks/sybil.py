@@ -28,6 +28,7 @@ from ..model import claims, escape, renewal
 from ..model.snippets import Snippet, SnippetError, load
 from ..model.store import State, Store
 from ..pages import blocks
+from ..recorder.sandbox import Limits
 from .live import LiveRuns
 
 
@@ -42,6 +43,7 @@ class RecordedParser:
         self.store = Store(Path(root).resolve())
         self.live = live or LiveRuns()
         self.live.targets = self.store.targets
+        self.live.limits = Limits.of(self.store.settings)
         self._renewal: renewal.Renewal | None = None  # what must be fresh here
 
     def __call__(self, document: Document):

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from ..model.escape import visible
 from ..model.store import Store
 from ..recorder.bundles import MAX_BUNDLE_MB, Report, import_bundle
 from .options import Options, UsageError
@@ -21,19 +22,35 @@ def do_import(opts: Options, store: Store) -> int:
     )
 
 
+#: The most outcome lines one bundle's report shows: a screenful; the rest are counted.
+SHOWN = 20
+
+
 def show(report: Report, out: TextIO) -> None:
+    """One line for the bundle, one per recording (a screenful at most, the rest counted);
+    everything that came from the bundle on one line each, whatever it holds."""
+
+    def say(line: str) -> None:
+        print(visible(line, newlines=False), file=out)
+
     b = report.bundle
     if b is None:
-        print(f"refused    {report.error}", file=out)
+        say(f"refused    {report.error}")
         return
-    who = (b.machine or {}).get("description") or "an unnamed machine"
+    who = str((b.machine or {}).get("description") or "an unnamed machine")[:200]
     n = len(b.recordings)
-    print(f"{report.path}: {n} recording{'s' * (n != 1)}, made {b.created_at} on {who}", file=out)
+    say(f"{report.path}: {n} recording{'s' * (n != 1)}, made {b.created_at} on {who}")
     if report.error:
-        print(f"  {report.error}", file=out)
-    for o in report.outcomes:
+        say(f"  {report.error}")
+    # The refusals first: they say why nothing was imported.
+    ordered = sorted(report.outcomes, key=lambda o: o.action != "refused")
+    for o in ordered[:SHOWN]:
         line = f"  {o.action:<12} {o.recording.snippet} on {o.recording.target}"
-        print(line + (f": {o.why}" if o.why else ""), file=out)
+        say(line + (f": {o.why}" if o.why else ""))
+    if len(ordered) > SHOWN:
+        left = ordered[SHOWN:]
+        refused = sum(o.action == "refused" for o in left)
+        say(f"  … and {len(left)} more recording{'s' * (len(left) != 1)} ({refused} of them refused)")
 
 
 def import_bundles(

@@ -63,7 +63,12 @@ def check(
     (model/renewal.py says which)."""
     problems = [i for i in items if i.state in TO_RECORD]
     rule = renewal.of(store, strict)
-    musts = [rule.why(store.targets.get(i.target), i.snippet.name) for i in problems]
+    musts = [
+        "the build and the tests fail on it"
+        if i.state is State.INVALID
+        else rule.why(store.targets.get(i.target), i.snippet.name)
+        for i in problems
+    ]
     required = [why for why in musts if why]
     for i, why in zip(problems, musts, strict=True):
         mark = "error" if why else "note "

@@ -8,6 +8,7 @@ JSON and exits without starting torch.
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 import sys
 from pathlib import Path
@@ -18,9 +19,10 @@ from ..config.targets import TargetError
 from ..model.escape import SafeStream
 from ..model.snippets import SnippetError
 from ..model.store import Recording, RecordingError, Store, WriteFailed, locked
-from ..recorder import admit
+from ..recorder import admit, sandbox
 from ..recorder.bundles import BundleError
 from ..recorder.choose import ChoiceError
+from ..recorder.sandbox import ALLOW_UNSANDBOXED, SandboxUnavailable
 from .bundle_import import do_import
 from .check import do_check_or_list
 from .compare import do_compare
@@ -61,6 +63,19 @@ def _main(argv: list[str] | None, root: Path | None, prog: str | None) -> int:
     root = Path(root or Path.cwd())
     name, command = program(prog, root)
     opts = parse_args(argv, name, command)
+    before = os.environ.get(ALLOW_UNSANDBOXED)
+    if opts.allow_unsandboxed:  # for every run this command starts, the checks' and probes' too
+        os.environ[ALLOW_UNSANDBOXED] = "1"
+    try:
+        return _run(opts, root, name)
+    finally:
+        if before is None:
+            os.environ.pop(ALLOW_UNSANDBOXED, None)
+        else:
+            os.environ[ALLOW_UNSANDBOXED] = before
+
+
+def _run(opts: Options, root: Path, name: str) -> int:
     made: list[Recording] = []
     try:
         published = Store(root)
@@ -80,6 +95,7 @@ def _main(argv: list[str] | None, root: Path | None, prog: str | None) -> int:
         RecordingError,
         lessons.LessonError,
         admit.MachineRefused,
+        SandboxUnavailable,
     ) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
@@ -108,6 +124,8 @@ def dispatch(opts: Options, published: Store, made: list[Recording]) -> int:
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {opts.out}: exists and is not a folder.")
     store = Store(published.root, Path(opts.out), published.targets) if opts.out else published
+    if opts.mode in ("record", "compare"):
+        sandbox.required()  # before anything is planned or said: SandboxUnavailable, in one line
     if opts.mode in ("check", "list"):
         return do_check_or_list(opts, store, published, select(store, opts.snippets))
     if opts.mode == "compare" and not opts.out:  # its runs go to a scratch store

@@ -46,6 +46,7 @@ class Options:
     files: tuple[str, ...] = ()  # --import's bundles
     max_bundle_mb: float = MAX_BUNDLE_MB  # --import reads no larger bundle
     budget: float | None = None  # seconds the runs may take, by the stored durations
+    allow_unsandboxed: bool = False  # run snippets without the sandbox where it cannot run
     #: The recorder as the user started it, for message prefixes ("scripts/record_runs.py"),
     #: and as a command to type again, interpreter included, for fix lines.
     prog: str = "scripts/record_runs.py"
@@ -238,6 +239,12 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         "one, or a path ending in /): into a file there named for the kinds, the machine and the date",
     )
     p.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="where bubblewrap cannot make a sandbox (not installed, user namespaces off), run snippets "
+        "without one: they can then write wherever you can. Without it such a machine records nothing",
+    )
+    p.add_argument(
         "--budget",
         type=float,
         metavar="SECONDS",
@@ -322,6 +329,7 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         files=tuple(args.import_ or ()),
         max_bundle_mb=args.max_bundle_mb,
         budget=args.budget,
+        allow_unsandboxed=args.allow_unsandboxed,
         prog=prog,
         command=command,
     )

@@ -2,6 +2,8 @@
 
     [tool.recorded]
     runs = 3      # fresh runs of each timing snippet (timing = true), each in a fresh process
+    memory-gib = 8        # the most memory one run may take (its private writable memory)
+    file-size-mib = 1024  # the largest file one run may write
     # The commands a message names to fix what it found, as this project spells them, the one
     # form that works from a fresh clone: `all` records what is missing or stale here and
     # redraws everything made from the recordings; `one` records a snippet on a target.
@@ -23,6 +25,12 @@ CONFIG_FILE = "pyproject.toml"
 #: The most fresh runs a recording may hold: enough to see the spread between runs, and a
 #: bound on what a bundle may carry.
 MAX_RUNS = 20
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
 _COMMANDS = {
     "all": Key("a command, as a contributor types it", schema.text, default="python -m recorded"),
     "one": Key(
@@ -38,6 +46,8 @@ SCHEMA = {
         lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_RUNS,
         default=3,
     ),
+    "memory-gib": Key("a positive number of GiB", _positive, default=8),
+    "file-size-mib": Key("a positive number of MiB", _positive, default=1024),
 }
 
 
@@ -61,6 +71,9 @@ class Settings:
     #: spread between runs, which no single process shows (as pyperf's worker processes).
     runs: int = 3
     commands: Commands = Commands()
+    #: What one run may take, in the sandbox or not (recorder/sandbox.py's Limits).
+    memory_gib: float = 8
+    file_size_mib: float = 1024
 
 
 def parse(config: dict, where: str = CONFIG_FILE) -> Settings:
@@ -68,7 +81,12 @@ def parse(config: dict, where: str = CONFIG_FILE) -> Settings:
     mine = {k: v for k, v in table.items() if k in SCHEMA}
     values = schema.validate(SCHEMA, mine, where, "tool.recorded")
     commands = values["commands"] or {}
-    return Settings(runs=values["runs"], commands=Commands(**{k: v for k, v in commands.items() if v}))
+    return Settings(
+        runs=values["runs"],
+        commands=Commands(**{k: v for k, v in commands.items() if v}),
+        memory_gib=values["memory-gib"],
+        file_size_mib=values["file-size-mib"],
+    )
 
 
 def load(root: Path) -> Settings:

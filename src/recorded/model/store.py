@@ -12,6 +12,7 @@ import enum
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 from ..config import settings as settings_
 from ..config import targets as targets_
 from ..config.targets import Targets
+from .escape import visible as escape_visible
 from .machines import Machine
 from .snippets import Snippet, code_sha256, comment_free_sha256
 
@@ -226,6 +228,44 @@ def migrate(data: object, source: Callable[[str], bytes | None]) -> object:
     return data
 
 
+class JSONRefused(ValueError):
+    """JSON that a recording or a bundle may not hold, though Python's reader would take it."""
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        twice = next(k for n, (k, _) in enumerate(pairs) if k in dict(pairs[:n]))
+        raise JSONRefused(f"the key {escape_visible(twice)!r} appears twice in one object")
+    return found
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise JSONRefused(f"the number {text[:20]} is beyond what a float holds")
+    return value
+
+
+def _integer(text: str) -> int:
+    if len(text) > 30:
+        raise JSONRefused(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def _constant(name: str) -> float:
+    raise JSONRefused(f"{name} is not a number JSON holds")
+
+
+def read_json(text: str) -> object:
+    """JSON as strict as a recording needs: no duplicate keys (the reader would keep the last
+    one silently), no NaN or Infinity, no number beyond a float or of more than 30 digits.
+    JSONRefused (a ValueError) says which; json's own errors as json raises them."""
+    return json.loads(
+        text, object_pairs_hook=_pairs, parse_float=_number, parse_int=_integer, parse_constant=_constant
+    )
+
+
 #: The keys of a stored recording, in the order they are written.
 RECORDING_FIELDS = tuple(Recording.__dataclass_fields__)
 
@@ -248,16 +288,21 @@ class Store:
     def load(self, path: Path) -> Recording:
         where = self.shown(path)
         hint = f"delete the file, then run `{self.settings.commands.record()}`."
+        if linked := self.linked(path):
+            raise RecordingError(
+                f"{self.shown(linked)}: is a symbolic link; recordings are files in the tree, "
+                f"so nothing is read through it. Fix: delete the link, then run `{self.settings.commands.record()}`."
+            )
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(path.read_text(encoding="utf-8"))
         except RecursionError:
             raise RecordingError(
-                f"{where}: its JSON is nested too deeply to be a recording; {hint}"
+                f"{where}: its JSON is nested too deeply to be a recording. Fix: {hint}"
             ) from None
         except OSError as exc:
-            raise RecordingError(f"{where}: cannot be read ({exc.strerror or exc}); {hint}") from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise RecordingError(f"{where}: not a readable JSON recording ({exc}); {hint}") from None
+            raise RecordingError(f"{where}: cannot be read ({exc.strerror or exc}). Fix: {hint}") from None
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise RecordingError(f"{where}: not a readable JSON recording ({exc}). Fix: {hint}") from None
         try:
             return Recording.from_dict(migrate(data, self.source), where, self.targets)
         except RecordingError as exc:
@@ -273,9 +318,24 @@ class Store:
             pass
         return None
 
+    def linked(self, path: Path) -> Path | None:
+        """The first symbolic link on the way from the store's folder (itself included) down
+        to ``path``; None when there is none."""
+        top = self.recordings_dir
+        try:
+            parts = Path(path).relative_to(top).parts
+        except ValueError:
+            return None
+        here = top
+        for part in ("", *parts):
+            here = here / part if part else here
+            if here.is_symlink():
+                return here
+        return None
+
     def read(self, snippet_name: str, target: str) -> Recording | None:
         path = self.path(snippet_name, target)
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return None
         rec = self.load(path)
         if (rec.snippet, rec.target) != (snippet_name, target):

@@ -32,10 +32,12 @@ from ..model import describe
 from ..model.snippets import SnippetError, load
 from ..model.store import (
     RECORDING_FIELDS,
+    JSONRefused,
     Recording,
     RecordingError,
     Store,
     migrate,
+    read_json,
     utc_stamp,
     write_atomically,
 )
@@ -45,6 +47,9 @@ from .runner import MAX_STREAM_BYTES
 BUNDLE_VERSION = 1
 #: The most source a recording's ``code`` may hold: a lesson's snippet is a few kilobytes.
 MAX_CODE_CHARS = 200_000
+#: The most a recording's machine description may hold, as JSON: the recorder writes about
+#: a kilobyte (the CPU, its flags, the versions, the target's environment and check).
+MAX_MACHINE_CHARS = 20_000
 BUNDLE_KEYS = ("bundle", "created_at", "machine", "recordings", "recordings_sha256")
 
 
@@ -147,6 +152,12 @@ def _recording(data: object, where: str) -> Recording:
                 f"{where}: its {stream} holds {size:,} characters; a run keeps at most "
                 f"{MAX_STREAM_BYTES:,} bytes of each stream, so the recorder did not make it."
             )
+    machine = len(json.dumps(dict(rec.machine), ensure_ascii=False))
+    if machine > MAX_MACHINE_CHARS:
+        raise RecordingError(
+            f"{where}: its machine description holds {machine:,} characters; the recorder writes a few "
+            f"hundred, and at most {MAX_MACHINE_CHARS:,} are taken."
+        )
     if len(rec.code) > MAX_CODE_CHARS:
         raise RecordingError(
             f"{where}: the code it ran holds {len(rec.code):,} characters; a snippet is at most "
@@ -188,12 +199,14 @@ def read_bundle(
     except OSError as exc:
         raise BundleError(f"{where}: cannot be read ({exc.strerror or exc}).") from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = read_json(raw.decode("utf-8"))
     except RecursionError:
         raise BundleError(
             f"{where}: its JSON is nested too deeply to be a bundle; nothing was imported."
         ) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except JSONRefused as exc:
+        raise BundleError(f"{where}: refused, nothing imported: {exc}.") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise BundleError(
             f"{where}: not a JSON bundle ({exc}); it may be damaged or not a bundle at all."
         ) from None

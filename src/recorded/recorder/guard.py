@@ -1,22 +1,26 @@
-"""What a snippet's run changed in the project, so that a run cannot edit the repository behind
-the recorder's back: forge another snippet's recording, rewrite a snippet, plant a file.
+"""What a snippet's run changed in the project: the second line, behind the sandbox
+(sandbox.py), which keeps the project read-only to a run.
 
 Standard library only. Before each run the recorder notes the project: every byte of the
-snippets and of the recording stores (kept, so they can be put back), and the size and
-modification time of every other file, tools' folders left out. After the run it looks
+snippets and of the recording stores (kept, so they can be put back), and the size,
+modification and change times of every other file, tools' folders left out. After the run it looks
 again; a run that changed anything is refused, the stores are put back as they were, and
-the message names every file.
+the message names every file. Where a run goes unsandboxed, ``.git`` and the build's
+``.cache`` are watched too: a changed cache is removed (the build makes it again, and never
+renders or runs what a snippet put there); a changed ``.git`` is named, for the user to look
+at, since it cannot be put back.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 #: Folders of tools, not of the project: caches, environments, builds, version control.
-SKIP = frozenset(
+TOOLS = frozenset(
     {
         ".git",
         ".venv",
@@ -34,42 +38,50 @@ SKIP = frozenset(
 )
 
 
+#: What an unsandboxed run could turn against the user: git's hooks and the build's caches.
+WATCHED_UNSANDBOXED = frozenset({".git", ".cache"})
+
+
 @dataclass(frozen=True)
 class Snapshot:
     root: Path
     kept: dict[Path, bytes]  #: every file of the snippets and the stores, by path
-    seen: dict[Path, tuple[int, int]]  #: (size, mtime_ns) of every other file
+    #: (size, mtime_ns, ctime_ns) of every other file: the change time, which no program can
+    #: set back, catches an edit that kept the size and put the modification time back.
+    seen: dict[Path, tuple[int, int, int]]
 
 
-def _files(folder: Path, skip: frozenset[Path]) -> list[Path]:
+def _files(folder: Path, skip: frozenset[Path], tools: frozenset[str]) -> list[Path]:
     found = []
     for top, dirs, files in os.walk(folder):
         here = Path(top)
-        dirs[:] = [d for d in dirs if d not in SKIP and not d.endswith(".egg-info") and here / d not in skip]
+        dirs[:] = [d for d in dirs if d not in tools and not d.endswith(".egg-info") and here / d not in skip]
         found += [here / f for f in files]
     return found
 
 
-def take(root: Path, kept: list[Path], skip: tuple[Path, ...] = ()) -> Snapshot:
+def take(root: Path, kept: list[Path], skip: tuple[Path, ...] = (), sandboxed: bool = True) -> Snapshot:
     """The project under ``root`` now: the folders in ``kept`` byte for byte, the rest by
-    size and time; ``skip`` (a run's temporary folder, say) is not looked at."""
+    size and time; ``skip`` (a run's temporary folder, say) is not looked at, nor are the
+    tools' folders, but for ``.git`` and ``.cache`` when the run is not ``sandboxed``."""
+    tools = TOOLS if sandboxed else TOOLS - WATCHED_UNSANDBOXED
     root = Path(root).resolve()
     skipped = frozenset(Path(p).resolve() for p in skip)
     folders = [Path(k).resolve() for k in kept]
     contents: dict[Path, bytes] = {}
     for folder in folders:
-        for path in _files(folder, skipped):
+        for path in _files(folder, skipped, tools):
             try:
                 contents[path] = path.read_bytes()
             except OSError:
                 continue
-    seen: dict[Path, tuple[int, int]] = {}
-    for path in _files(root, skipped | frozenset(folders)):
+    seen: dict[Path, tuple[int, int, int]] = {}
+    for path in _files(root, skipped | frozenset(folders), tools):
         try:
             st = path.lstat()
         except OSError:
             continue
-        seen[path] = (st.st_size, st.st_mtime_ns)
+        seen[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return Snapshot(root, contents, seen)
 
 
@@ -95,12 +107,18 @@ def _diff(old: Mapping[Path, object], new: Mapping[Path, object]) -> list[tuple[
     ]
 
 
-def restore(before: Snapshot, after: Snapshot) -> None:
+def restore(before: Snapshot, after: Snapshot) -> list[str]:
     """Put the kept folders back as they were: files changed or removed are rewritten, files
-    added are removed."""
+    added are removed; remove the build's caches if they changed. What was done, in words."""
+    done = []
+    cache = before.root / ".cache"
+    if any(p.is_relative_to(cache) for p, _ in _diff(before.seen, after.seen)):
+        shutil.rmtree(cache, ignore_errors=True)
+        done.append(".cache/ was removed: the build makes its caches again")
     for path in after.kept.keys() - before.kept.keys():
         path.unlink(missing_ok=True)
     for path, data in before.kept.items():
         if after.kept.get(path) != data:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
+    return done

@@ -21,7 +21,7 @@ from ..model.machines import Machine
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet, code_sha256
 from ..model.store import Recording, Run, State, Status, Store, utc_stamp
 from . import busy as busy_
-from . import guard, runner, this_machine
+from . import guard, runner, sandbox, this_machine
 from .runner import RunResult
 
 #: With --refuse-busy, how often to look again, and how long to wait, before refusing a run.
@@ -208,18 +208,23 @@ def _run_once(
         if refuse_busy and busy_.too_busy(load):
             why = f"the machine is busy ({busy_.describe(load)}, the limit is {busy_.LIMIT * 100:.0f}%); nothing recorded"
             return None, load, why
-    before = guard.take(store.root, [store.snippets_dir, store.recordings_dir])
-    result = runner.run_snippet(s, store.targets.get(item.target), limit, python=python)
-    after = guard.take(store.root, [store.snippets_dir, store.recordings_dir])
+    stores = [store.snippets_dir, store.recordings_dir]
+    contained = sandbox.required()
+    before = guard.take(store.root, stores, sandboxed=contained)
+    result = runner.run_snippet(
+        s, store.targets.get(item.target), limit, python=python, limits=sandbox.Limits.of(store.settings)
+    )
+    after = guard.take(store.root, stores, sandboxed=contained)
     if load is not None:
         load.update(_measure(other_load, "after"))
     if changed := guard.changes(before, after):
-        guard.restore(before, after)
+        done = guard.restore(before, after)
         why = (
             f"the run changed files in the project ({', '.join(changed)}); a snippet must not write "
             "into the project, so nothing it printed is kept and "
-            f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back "
-            "(if you changed those files yourself while it ran, record it again)"
+            f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back"
+            + "".join(f"; {d}" for d in done)
+            + " (if you changed those files yourself while it ran, record it again)"
         )
         return None, load, why
     return result, load, ""

@@ -1,8 +1,9 @@
 """Run one snippet in a fresh interpreter and capture what it printed.
 
-Standard library only. Each run gets its own temporary working directory and a cold
-torch.compile cache, its own process group (so a timeout or Ctrl-C stops every child it
-started), and bounded output capture.
+Standard library only. Each run happens in the sandbox (sandbox.py), with its own empty
+working folder, temporary folder and home, a cold torch.compile cache, bounds on its
+memory and file sizes, its own process group (so a timeout or Ctrl-C stops every child
+it started), and bounded output capture.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +24,9 @@ from pathlib import Path
 
 from ..config.targets import Target
 from ..model.snippets import Snippet
+from ..model.store import WriteFailed
+from . import sandbox
+from .sandbox import Limits
 
 #: Most bytes kept of each stream; the rest is counted and dropped.
 MAX_STREAM_BYTES = 1_000_000
@@ -89,7 +95,9 @@ def _read(fd: int) -> bytes:
         return b""
 
 
-# On Linux the snippet starts under this supervisor, a few lines of Python between the
+# Unsandboxed (sandbox.py: accepted where bubblewrap cannot run), on Linux the snippet
+# starts under this supervisor, which gives it what the sandbox's PID namespace and
+# --die-with-parent give it otherwise: a few lines of Python between the
 # recorder and the snippet. It asks the kernel for SIGKILL when the recorder dies, however
 # it dies (even SIGKILL, which leaves the recorder no chance to clean up), and to become
 # the *subreaper* of everything the snippet starts: a process that escapes with a new
@@ -160,7 +168,13 @@ sys.exit(os.WEXITSTATUS(status))
 GRACE_S = 5.0
 
 
-def _command(python: str, script: Path) -> list[str]:
+def _command(
+    python: str, script: Path, work: Path, writable: list[Path], device: bool, contained: bool
+) -> list[str]:
+    """The run's command: in the sandbox, or where it cannot run and unsandboxed runs were
+    accepted, under the supervisor."""
+    if contained:
+        return sandbox.command([python, str(script)], work, writable, device)
     if sys.platform.startswith("linux"):
         return [python, "-c", _SUPERVISE, str(os.getpid()), str(script)]
     return [python, str(script)]  # elsewhere the process group still catches the rest
@@ -182,6 +196,34 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+#: A run's folders are named for the recorder that made them, so that a later one can
+#: remove those of a recorder that died without removing them (killed with SIGKILL).
+_FOLDER = re.compile(r"record-runs-(\d+)-")
+
+
+def folder(kind: str) -> tempfile.TemporaryDirectory:
+    """A temporary folder for one run, check or probe, removed after it, however it ended;
+    first, once per process, the folders a dead recorder left are removed."""
+    _sweep()
+    return tempfile.TemporaryDirectory(
+        prefix=f"record-runs-{os.getpid()}-{kind}-", ignore_cleanup_errors=True
+    )
+
+
+@functools.cache
+def _sweep() -> None:
+    for entry in Path(tempfile.gettempdir()).glob("record-runs-*"):
+        found = _FOLDER.match(entry.name)
+        if not found or not entry.is_dir() or entry.is_symlink():
+            continue
+        try:
+            os.kill(int(found[1]), 0)
+        except ProcessLookupError:  # its recorder is gone
+            shutil.rmtree(entry, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            pass
+
+
 def run_snippet(
     snippet: Snippet,
     target: Target,
@@ -189,23 +231,40 @@ def run_snippet(
     python: str = sys.executable,
     compile_cache: Path | None = None,
     threads: int | None = None,
+    limits: Limits | None = None,
 ) -> RunResult:
     """Run the snippet once, as a copy in a fresh temporary folder: the code that ran is the
     code the result names (``RunResult.source``), and it cannot find the project's files
-    through its own path."""
-    with (
-        tempfile.TemporaryDirectory(prefix="record-runs-") as tmp,
-        tempfile.TemporaryDirectory(prefix="record-runs-code-") as code_dir,
-    ):
-        workdir = Path(tmp)  # starts empty: the snippet's own folder to work in
+    through its own path. SandboxUnavailable when it cannot be contained and unsandboxed
+    runs were not accepted; WriteFailed when its copy cannot be written."""
+    with folder("run") as top:
+        workdir, tmp, code_dir = Path(top, "work"), Path(top, "tmp"), Path(top, "code")
+        for made in (workdir, tmp, code_dir):
+            made.mkdir()
         source = snippet.path.read_bytes()
-        copy = Path(code_dir) / snippet.path.name
-        copy.write_bytes(source)
+        copy = code_dir / snippet.path.name
+        try:
+            copy.write_bytes(source)
+        except OSError as exc:
+            raise WriteFailed(
+                f"{copy}: the run's copy of {snippet.name} could not be written ({exc.strerror or exc}); "
+                "nothing was run, and no recording changed."
+            ) from None
+        writable = [tmp] + ([compile_cache] if compile_cache else [])
+        contained = sandbox.required()
+        argv = (limits or Limits()).around(
+            python, _command(python, copy, workdir, writable, target.needs_device, contained)
+        )
+        env = target_env(target, workdir, compile_cache, threads) | {
+            "TMPDIR": str(tmp),
+            "HOME": str(tmp),
+            "XDG_CACHE_HOME": str(tmp / ".cache"),
+        }
         start = time.perf_counter()
         proc = subprocess.Popen(
-            _command(python, copy),
+            argv,
             cwd=workdir,
-            env=target_env(target, workdir, compile_cache, threads),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -227,6 +286,8 @@ def run_snippet(
             err.join(GRACE_S)
         duration = time.perf_counter() - start
     code = proc.returncode
+    if contained and code is not None and 128 < code <= 128 + 64:
+        code = 128 - code  # bubblewrap reports a signal as 128 + its number, as shells do
     stderr = err.lines()
     if status == "timeout":
         code = None
@@ -249,10 +310,10 @@ class TargetCheckFailed(RuntimeError):
 def _printed(target: Target, python: str) -> tuple[str, subprocess.CompletedProcess]:
     """The last line ``target``'s check prints in ``target``'s environment, and the run."""
     assert target.check is not None
-    with tempfile.TemporaryDirectory(prefix="record-runs-check-") as tmp:
+    with folder("check") as tmp:
         try:
             done = subprocess.run(
-                [python, "-c", target.check.code],
+                sandbox.contained([python, "-c", target.check.code], Path(tmp), target.needs_device),
                 cwd=tmp,
                 env=target_env(target, Path(tmp)),
                 stdin=subprocess.DEVNULL,

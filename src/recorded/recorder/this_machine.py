@@ -17,6 +17,7 @@ from pathlib import Path
 from ..config import targets
 from ..config.devices import Device
 from ..model import machines
+from . import runner, sandbox
 
 
 def _run(cmd: list[str], **kw) -> str | None:
@@ -40,11 +41,20 @@ print(json.dumps({"python": platform.python_version(), "numpy": version("numpy")
 """
 
 
-def _last_json(python: str, script: str, env: dict[str, str], what: str, error: type[Exception]):
+def _last_json(
+    python: str, script: str, env: dict[str, str], what: str, error: type[Exception], device: bool = False
+):
     try:
-        done = subprocess.run(
-            [python, "-c", script], env=env, capture_output=True, text=True, timeout=300, check=False
-        )
+        with runner.folder("probe") as tmp:
+            done = subprocess.run(
+                sandbox.contained([python, "-c", script], Path(tmp), device),
+                cwd=tmp,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
     except (OSError, subprocess.SubprocessError) as exc:
         raise error(f"could not run {what} with {python} ({exc})") from None
     last = (done.stdout.strip().splitlines() or [""])[-1]
@@ -72,7 +82,7 @@ def probe(env: dict[str, str], python: str = sys.executable, device: Device | No
     info["gpu"] = None
     if device is not None:
         what = f"the {device.key} device's probe"
-        found = _last_json(python, device.probe, env, what, ProbeFailed)
+        found = _last_json(python, device.probe, env, what, ProbeFailed, device=True)
         if found is not None and not (isinstance(found, dict) and isinstance(found.get("name"), str)):
             raise ProbeFailed(
                 f'{what} printed {found!r}: it must print a JSON object with a "name", '
@@ -83,8 +93,9 @@ def probe(env: dict[str, str], python: str = sys.executable, device: Device | No
 
 
 def git(root: Path) -> dict:
-    commit = _run(["git", "-C", str(root), "rev-parse", "HEAD"])
-    status = _run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"])
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # asking writes nothing into .git
+    commit = _run(["git", "-C", str(root), "rev-parse", "HEAD"], env=env)
+    status = _run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], env=env)
     return {
         "commit": commit.strip() if commit else None,
         "dirty": bool(status.strip()) if status is not None else None,
