@@ -14,6 +14,8 @@ scripts, not in the engine (src/recorded/).
   served page shows it.
 - **Recorder**: with nothing stale, after editing one snippet (beyond its own run), and what
   the sandbox adds to a run.
+- **Recording**: every snippet on every kind this machine is, its fresh runs included, once
+  (it takes minutes), against one run of each at --before; and how often each verdict held.
 - **Suite**: the whole `make test` suite (pytest on every core), against the snippets' own
   run times from this machine's recordings: it runs each of them once, live.
 - **Peer**: the same build against markdown-exec's, which runs the code at build time.
@@ -53,7 +55,7 @@ import reading  # noqa: E402 (beside this script)
 from site_tools import copy_site as _copy_site  # noqa: E402 (beside this script)
 from site_tools import serve_site, site_pages  # noqa: E402
 
-from recorded.model import describe  # noqa: E402
+from recorded.model import describe, lines  # noqa: E402
 from recorded.model.machines import Machine, this_cpu  # noqa: E402
 from recorded.model.snippets import discover  # noqa: E402
 from recorded.model.store import State, Store  # noqa: E402
@@ -352,6 +354,57 @@ def sandbox_cost(root: Path, repeat: int, work: Path) -> Figure:
     return fig
 
 
+#: Recording every kind this machine is, every run of it, against one run of each at --before.
+BUDGET_FACTOR = 1.5
+
+
+def record_everything(tree: Tree, work: Path) -> tuple[float, Path]:
+    """Seconds to record every snippet on every kind this machine is, as `make record` would
+    with nothing recorded yet (into a scratch folder), and that folder."""
+    out = work / f"record-{tree.label}"
+    cmd = [sys.executable, "scripts/record_runs.py", "--force", "--out", str(out)]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=tree.root, env=tree.env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"recording at {tree.label} failed:\n{done.stderr[-3000:]}")
+    return time.perf_counter() - start, out
+
+
+def recording_budget(trees: list[Tree], work: Path) -> list[Figure]:
+    """The recording budget (once each: minutes of runs, on a quiet machine) and, from the
+    recordings it made, how often each verdict held in the fresh runs of each snippet."""
+    fig = Figure(
+        "recording every kind this machine is, its fresh runs included",
+        f"≤ {BUDGET_FACTOR:g} × one run of each snippet at --before",
+    )
+    now, out = record_everything(trees[0], work)
+    fig.samples = [now]
+    if len(trees) > 1:
+        then, _ = record_everything(trees[1], work)
+        fig.before = Figure(fig.name, fig.budget, samples=[then])
+        fig.limit = BUDGET_FACTOR * then
+        fig.notes.append(f"{now:.0f} s against {then:.0f} s at {trees[1].label}: {now / then:.2f}x")
+    else:
+        fig.skipped = None
+        fig.notes.append("no --before commit: the budget's other side is not measured")
+    agreement = Figure("verdicts that held in every fresh run, this machine", "all")
+    held = total = 0
+    store = Store(trees[0].root, out)
+    for path in sorted(out.rglob("*.json")):
+        rec = store.load(path)
+        seen: dict[str, int] = {}
+        for line in rec.stdout:
+            if (said := lines.verdict(line)) and said[1] in lines.TIMING_VERDICTS:
+                label, value = said
+                note = lines.runs_note(rec.outputs, value, label, seen.get(label, 0))
+                seen[label] = seen.get(label, 0) + 1
+                total += 1
+                held += note.startswith(f"{value} in {len(rec.outputs)} of")
+                agreement.notes.append(f"{rec.snippet} on {rec.target}: {label}: {note}")
+    agreement.value, agreement.unit, agreement.spread = held, f" of {total}", "-"
+    return [fig, agreement]
+
+
 def snippet_seconds(root: Path) -> float:
     """What this machine's snippets take to run once each, from their recordings (a timing
     snippet's first run: the suite runs each snippet once)."""
@@ -412,12 +465,12 @@ PEER_FENCE = """  - pymdownx.superfences:
 
 def peer_page(text: str, snippets: Path) -> str:
     """A page whose blocks, as the site reads them (blocks.read), run their snippet at build time."""
-    lines = text.split("\n")
-    for found in reversed(blocks.read(lines).blocks):  # last first, so earlier line numbers hold
+    rows = text.split("\n")
+    for found in reversed(blocks.read(rows).blocks):  # last first, so earlier line numbers hold
         if found.problem is None:
             run = f"{sys.executable} {snippets / found.argument} 2>&1 || true"
-            lines[found.line - 1 : found.end] = ['```sh exec="1"', run, "```"]
-    return "\n".join(lines)
+            rows[found.line - 1 : found.end] = ['```sh exec="1"', run, "```"]
+    return "\n".join(rows)
 
 
 def peer_site(root: Path, dst: Path) -> Path:
@@ -619,7 +672,7 @@ def reading_figures(trees: list[Tree], work: Path) -> list[Figure]:
     return figures
 
 
-FIGURES = ("build", "preview", "record", "suite", "peer", "lighthouse", "reading")
+FIGURES = ("build", "preview", "record", "recording", "suite", "peer", "lighthouse", "reading")
 
 
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:
@@ -681,6 +734,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
                 record_one_edit(root, args.repeat, work),
                 sandbox_cost(root, args.repeat, work),
             ]
+        if "recording" not in args.skip:
+            figures += recording_budget(trees, work)
         if "suite" not in args.skip:
             own = snippet_seconds(root)
             figures += each(lambda tree: test_suite(tree, args.repeat, own))

@@ -117,3 +117,18 @@ def test_timing_must_be_true_or_false(tmp_path):
 def test_describe_and_limit():
     assert busy.describe({"before": 0.031, "after": None}) == "other load 3% before"
     assert busy.too_busy({"before": 0.26}) and not busy.too_busy({"before": 0.25, "after": 0.1})
+
+
+def test_runs_one_after_another_share_the_window_between_them(tmp_path):
+    # Three fresh runs need four windows, not six: what was measured just after a run is how
+    # busy the machine was just before the next.
+    store = project(tmp_path)
+    figures = iter([0.01, 0.02, 0.03, 0.04])
+    items = to_run(plan(store, discover(store.snippets_dir), ("cpu",)), False)
+
+    made, _ = record(store, items, out=io.StringIO(), runs=3, other_load=lambda: (next(figures), "fake"))
+
+    (rec,) = made
+    windows = [rec.busy] + [r.busy for r in rec.runs]
+    assert [(w or {}).get("before") for w in windows] == [0.01, 0.02, 0.03]
+    assert [(w or {}).get("after") for w in windows] == [0.02, 0.03, 0.04]

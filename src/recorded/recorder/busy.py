@@ -16,7 +16,7 @@ from ..model.describe import load_words
 
 #: Above this share of the CPUs used by other work, timings are not to be trusted.
 LIMIT = 0.25
-WINDOW_S = 0.5
+WINDOW_S = 0.25  # 25 jiffies of each CPU at 100 Hz: a share to about 2%
 
 
 def _cpu_jiffies(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:

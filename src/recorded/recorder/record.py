@@ -106,6 +106,7 @@ def record(
         return machines[target]
 
     made, failed = [], []
+    previous: dict | None = None  # how busy the machine was just after the last run
     for n, item in enumerate(items, 1):
         s, t = item.snippet, item.target
         info = machine(t)
@@ -119,7 +120,8 @@ def record(
         started = dt.datetime.now(dt.UTC)
         for k in range(count):
             label = f" run {k + 1}/{count}:" if count > 1 else ""
-            result, load, refused = _run_once(store, item, limit, python, other_load, refuse_busy)
+            result, load, refused = _run_once(store, item, limit, python, other_load, refuse_busy, previous)
+            previous = load
             if refused:
                 print(f"{label} refused: {refused}", file=out, flush=True)
                 break
@@ -193,13 +195,21 @@ def _run_once(
     python: str,
     other_load: Callable[[], tuple[float, str] | None],
     refuse_busy: bool,
+    previous: dict | None = None,
 ) -> tuple[RunResult | None, dict | None, str]:
     """One fresh run of the item's snippet: its result, how busy the machine was around it (a
-    timing snippet), and why it was refused (busy before it, or it changed the project)."""
+    timing snippet), and why it was refused (busy before it, or it changed the project).
+    ``previous``: how busy it was around the run just before; what that one measured after
+    it, a moment ago, is this one's "before" (the window is not spent twice)."""
     s = item.snippet
     load: dict | None = None
     if s.timing:
-        load = _measure(other_load, "before")
+        after = (previous or {}).get("after")
+        load = (
+            {"before": after, "how": previous["how"], "cpus": previous["cpus"]}
+            if previous and after is not None
+            else _measure(other_load, "before")
+        )
         for _ in range(BUSY_RETRIES if refuse_busy else 0):  # a passing burst may end
             if not busy_.too_busy(load):
                 break

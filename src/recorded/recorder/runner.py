@@ -169,12 +169,12 @@ GRACE_S = 5.0
 
 
 def _command(
-    python: str, script: Path, work: Path, writable: list[Path], device: bool, contained: bool
+    python: str, script: Path, work: Path, writable: list[Path], device: bool, binds: list[str]
 ) -> list[str]:
-    """The run's command: in the sandbox, or where it cannot run and unsandboxed runs were
-    accepted, under the supervisor."""
-    if contained:
-        return sandbox.command([python, str(script)], work, writable, device)
+    """The run's command: in the sandbox, with ``binds`` besides, or where it cannot run and
+    unsandboxed runs were accepted (sandbox.required), under the supervisor."""
+    if sandbox.required():
+        return sandbox.command([python, str(script)], work, writable, device, binds)
     if sys.platform.startswith("linux"):
         return [python, "-c", _SUPERVISE, str(os.getpid()), str(script)]
     return [python, str(script)]  # elsewhere the process group still catches the rest
@@ -224,6 +224,55 @@ def _sweep() -> None:
             pass
 
 
+# torch.compile's C++ code for a CPU includes one large header, which Inductor precompiles
+# into the temporary folder (``$TMPDIR/torchinductor_<user>/precompiled_headers``, about 150 MB
+# and 7 s): a machine does it once, at its first compilation. Each run has a temporary folder
+# of its own, so without this every run would pay it again, and "the first compiled call" would
+# time torch's toolchain rather than the model. It is built once per recorder, by this code of
+# the recorder's own, and each run sees it read-only: no snippet can change it for another.
+_WARM_UP = "import torch\nf = torch.compile(lambda x: torch.tanh(x) * 2 + 1)\nf(torch.ones(8))\n"
+
+
+_KEPT: list[tempfile.TemporaryDirectory] = []
+
+
+@functools.cache
+def _precompiled(python: str) -> tuple[str, tuple[Path, ...]] | None:
+    """(the folder's name under TMPDIR, the header files) once this process has built them;
+    None where it cannot (no sandbox, no torch, no compiler): runs then build their own."""
+    if not sandbox.required():
+        return None
+    kept = folder("toolchain")  # removed when this process exits (or by the next one's sweep)
+    _KEPT.append(kept)
+    top = Path(kept.name)
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TMPDIR=str(top), HOME=str(top))
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(top / "inductor")
+    try:
+        subprocess.run(
+            sandbox.contained([python, "-c", _WARM_UP], top),
+            cwd=top,
+            env=env,
+            capture_output=True,
+            timeout=300,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    headers = tuple(sorted(top.glob("torchinductor_*/precompiled_headers/*.h*")))
+    return (headers[0].parent.parent.name, headers) if headers else None
+
+
+def _toolchain(python: str, source: bytes, tmp: Path) -> list[str]:
+    """The sandbox's read-only binds of the precompiled header into a run's temporary folder,
+    for a snippet that compiles with torch.compile; none for any other."""
+    if b"torch.compile" not in source or (built := _precompiled(python)) is None:
+        return []
+    name, headers = built
+    into = tmp / name / "precompiled_headers"
+    into.mkdir(parents=True)
+    return [arg for h in headers for arg in ("--ro-bind", str(h), str(into / h.name))]
+
+
 def run_snippet(
     snippet: Snippet,
     target: Target,
@@ -252,8 +301,9 @@ def run_snippet(
             ) from None
         writable = [tmp] + ([compile_cache] if compile_cache else [])
         contained = sandbox.required()
+        binds = _toolchain(python, source, tmp) if contained else []
         argv = (limits or Limits()).around(
-            python, _command(python, copy, workdir, writable, target.needs_device, contained)
+            python, _command(python, copy, workdir, writable, target.needs_device, binds)
         )
         env = target_env(target, workdir, compile_cache, threads) | {
             "TMPDIR": str(tmp),

@@ -139,11 +139,18 @@ def contained(
     return command(argv, cwd, writable, device) if required() else list(argv)
 
 
-def command(argv: Sequence[str], cwd: Path, writable: Sequence[Path] = (), device: bool = False) -> list[str]:
+def command(
+    argv: Sequence[str],
+    cwd: Path,
+    writable: Sequence[Path] = (),
+    device: bool = False,
+    more: Sequence[str] = (),
+) -> list[str]:
     """``argv`` inside the sandbox, starting in ``cwd``, which it may write to, as to each
-    folder of ``writable`` (its temporary folder, say); every other path is read-only."""
+    folder of ``writable`` (its temporary folder, say); every other path is read-only.
+    ``more``: further bubblewrap arguments, after those binds (a read-only file inside one)."""
     bwrap = shutil.which("bwrap") or "bwrap"
     binds: list[str] = []
     for folder in dict.fromkeys([Path(cwd), *map(Path, writable)]):
         binds += ["--bind", str(folder), str(folder)]
-    return [*_base(bwrap, device), *binds, "--chdir", str(cwd), "--", *argv]
+    return [*_base(bwrap, device), *binds, *more, "--chdir", str(cwd), "--", *argv]

@@ -118,7 +118,9 @@ def machine(
         "torch": info["torch"],
         "numpy": info["numpy"],
         "git": git(root),
-        "compile_cache": "cold",  # each run gets an empty TORCHINDUCTOR_CACHE_DIR
+        # Each run gets an empty TORCHINDUCTOR_CACHE_DIR: its model is compiled afresh (torch's
+        # precompiled C++ header, a machine's once-only cost, is shared: runner._precompiled).
+        "compile_cache": "cold",
         # Other work on the machine distorts timings; say how busy it was.
         "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }
