@@ -57,11 +57,12 @@ def flow_data(store: Store) -> dict:
         if got:
             lines, _ = got
             steps[key] = {
-                what: m[1] if (m := search(rf"^{what}: torch\.(\w+)", lines)) else None
+                # "master weights kept in": the label of recordings made before it was renamed
+                what: m[1] if (m := search(rf"^(?:master )?{what}: torch\.(\w+)", lines)) else None
                 for what in (
                     "activations computed in",
                     "loss computed in",
-                    "master weights kept in",
+                    "weights kept in",
                     "gradients reach the optimizer in",
                 )
             }

@@ -10,12 +10,13 @@ against each other."""
 # region imports
 import math
 import os
+import random
 import statistics
-import timeit
+import time
 
 # endregion
 
-# region the timing rule: spread() and verdict()
+# region the timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -42,6 +43,22 @@ def verdict(baseline_ms, candidate_ms):
     if c_q1 > b_q3 and ratio >= 1 + MIN_EFFECT:
         return "slower"
     return "within noise"
+
+
+def turns(names, rounds, seed=0):
+    """The order of each round: a Williams design, so that over a full cycle each variant
+    runs in each place, and right after each other one, equally often; which variant is
+    which in it is shuffled once by a seed."""
+    names = list(names)
+    random.Random(seed).shuffle(names)
+    n = len(names)
+    first = [0] + [(k + 1) // 2 if k % 2 else n - k // 2 for k in range(1, n)]
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:  # an odd number of variants needs the mirror image too
+        rows += [row[::-1] for row in rows]
+    return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
+
+
 # endregion
 
 # region one thread for NumPy's libraries
@@ -58,44 +75,60 @@ import numpy as np  # noqa: E402 (after the thread settings, on purpose)
 values = np.random.default_rng(seed=0).normal(size=1_000_000)
 numbers = values.tolist()  # plain floats for the loop, made before any timing
 
+
 def python_loop():
     total = 0.0
     for v in numbers:
         total += v * v
     return total
 
+
 def multiply_then_sum():
     return float((values * values).sum())  # two passes: a temporary array
 
+
 def dot():
     return float(values @ values)  # one pass, no temporary (BLAS)
+
 
 loop_result = python_loop()  # each adds in its own order: use a tolerance
 same = all(math.isclose(loop_result, f(), rel_tol=1e-9) for f in (multiply_then_sum, dot))
 print("threads: 1")
 print("same result (relative tolerance 1e-9):", same)
 
-# region timings_ms(): a warm-up, then repeats
-def timings_ms(fn, repeat):
-    fn()  # warm-up (the check above already called each once; one more costs nothing)
-    return [t * 1000 for t in timeit.repeat(fn, number=1, repeat=repeat)]
+
+# region ms(): one timed call
+def ms(fn):
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
 # endregion
 
-loop_ms = timings_ms(python_loop, repeat=15)
-two_pass_ms = timings_ms(multiply_then_sum, repeat=100)
-dot_ms = timings_ms(dot, repeat=100)
+# Each was called once above: warmed up. Then 18 rounds in a changing order: the loop once a
+# round, each NumPy call 7 times (it is 50 times quicker).
+calls = {python_loop: 1, multiply_then_sum: 7, dot: 7}
+timings = {fn: [] for fn in calls}
+for order in turns(list(calls), rounds=18):
+    for fn in order:
+        timings[fn] += [ms(fn) for _ in range(calls[fn])]
+loop_ms, two_pass_ms, dot_ms = timings.values()
+
 
 # region print the medians, IQRs and speed-ups
 def show(label, samples, digits):
     median, q1, q3 = spread(samples)
     print(f"{label} {median:.{digits}f} ms (median of {len(samples)}, IQR {q1:.{digits}f}-{q3:.{digits}f})")
 
+
 show("python loop:            ", loop_ms, 1)
 show("(values * values).sum():", two_pass_ms, 2)
 show("values @ values:        ", dot_ms, 2)
 print(f"speed-up, loop to (values * values).sum(): {spread(loop_ms)[0] / spread(two_pass_ms)[0]:.0f}x")
-print(f"speed-up, (values * values).sum() to values @ values: "
-      f"{spread(two_pass_ms)[0] / spread(dot_ms)[0]:.1f}x")
+print(
+    f"speed-up, (values * values).sum() to values @ values: {spread(two_pass_ms)[0] / spread(dot_ms)[0]:.1f}x"
+)
 # endregion
 print("(values * values).sum() vs python loop here:", verdict(loop_ms, two_pass_ms))
 print("values @ values vs (values * values).sum() here:", verdict(two_pass_ms, dot_ms))

@@ -56,7 +56,7 @@ skipped = round(math.log2(INIT_SCALE / scaler.get_scale()))
 
 print("activations computed in:", logits.dtype)
 print("loss computed in:", loss.dtype)
-print("master weights kept in:", model[0].weight.dtype)  # the model's own
+print("weights kept in:", model[0].weight.dtype)  # the model's own parameters
 print("gradients reach the optimizer in:", model[0].weight.grad.dtype)
 # endregion
 print(f"loss (mean over the first and the last epoch): {epoch_losses[0]:.3f} -> {epoch_losses[-1]:.3f}")

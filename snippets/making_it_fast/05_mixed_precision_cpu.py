@@ -8,6 +8,7 @@
 
 # region imports
 import math
+import random
 import statistics
 import time
 
@@ -17,7 +18,7 @@ from torch import nn
 
 # endregion
 
-# region the timing rule: spread() and verdict()
+# region the timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -46,11 +47,25 @@ def verdict(baseline_ms, candidate_ms):
     return "within noise"
 
 
+def turns(names, rounds, seed=0):
+    """The order of each round: a Williams design, so that over a full cycle each variant
+    runs in each place, and right after each other one, equally often; which variant is
+    which in it is shuffled once by a seed."""
+    names = list(names)
+    random.Random(seed).shuffle(names)
+    n = len(names)
+    first = [0] + [(k + 1) // 2 if k % 2 else n - k // 2 for k in range(1, n)]
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:  # an odd number of variants needs the mirror image too
+        rows += [row[::-1] for row in rows]
+    return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
+
+
 # endregion
 
 # region synthetic data
 torch.manual_seed(0)
-features = torch.randn(4096, 256)
+features = torch.randn(2048, 256)
 labels = features[:, :10].argmax(dim=1)  # a learnable rule: the largest of the first 10
 BATCH, EPOCHS = 256, 6  # the first epoch is a warm-up and is not timed
 # Batches are index slices of these tensors: no DataLoader, whose per-sample indexing and
@@ -88,15 +103,15 @@ class Run:
 
 
 bf16, fp32 = Run(use_bfloat16=True), Run(use_bfloat16=False)
-for epoch in range(EPOCHS):  # epoch 0 warms up; the runs take turns
-    bf16.epoch(timed=epoch > 0)
-    fp32.epoch(timed=epoch > 0)
+for epoch, order in enumerate(turns([bf16, fp32], EPOCHS)):  # epoch 0 warms up
+    for run in order:  # the runs take turns, in a changing order
+        run.epoch(timed=epoch > 0)
 
 # region print the dtypes (other ops' too), the loss and the timings
 print("threads:", torch.get_num_threads())
 print("activations computed in:", bf16.logits.dtype)
 print("loss computed in:", bf16.loss.dtype)
-print("master weights kept in:", bf16.model[0].weight.dtype)  # the model's own
+print("weights kept in:", bf16.model[0].weight.dtype)  # the model's own parameters
 print("gradients reach the optimizer in:", bf16.model[0].weight.grad.dtype)
 print(f"loss: {bf16.losses[0]:.3f} -> {bf16.losses[-1]:.3f}")
 print("loss went down:", bf16.losses[-1] < bf16.losses[0])

@@ -9,16 +9,17 @@ the spread of the timings decide, not two medians."""
 
 # region imports
 import math
+import random
 import statistics
 from pathlib import Path
 
 import torch
-import torch.utils.benchmark as benchmark
 from torch import nn
+from torch.utils import benchmark
 
 # endregion
 
-# region the timing rule: spread() and verdict()
+# region the timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -47,6 +48,20 @@ def verdict(baseline_ms, candidate_ms):
     return "within noise"
 
 
+def turns(names, rounds, seed=0):
+    """The order of each round: a Williams design, so that over a full cycle each variant
+    runs in each place, and right after each other one, equally often; which variant is
+    which in it is shuffled once by a seed."""
+    names = list(names)
+    random.Random(seed).shuffle(names)
+    n = len(names)
+    first = [0] + [(k + 1) // 2 if k % 2 else n - k // 2 for k in range(1, n)]
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:  # an odd number of variants needs the mirror image too
+        rows += [row[::-1] for row in rows]
+    return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
+
+
 # endregion
 
 
@@ -64,7 +79,7 @@ def onednn_bf16():
     will run them on this CPU. It is a private PyTorch check, so it may be missing."""
     try:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except Exception:  # absent, or renamed, in some builds: say so rather than crash
+    except (AttributeError, RuntimeError):  # absent, or renamed, in some builds: say so
         return "unknown"
 
 
@@ -97,13 +112,14 @@ timers = {
 }
 # endregion
 
-# Short rounds, taking turns: a slow spell hits every variant alike.
-ROUNDS = 8
+# Short rounds, taking turns in a changing order: a slow spell, or what ran just before,
+# hits every variant alike.
+ROUNDS = 6
 rounds = {name: [] for name in timers}
 with torch.inference_mode():
-    for _ in range(ROUNDS):
-        for name, timer in timers.items():
-            rounds[name].append(timer.blocked_autorange(min_run_time=0.3))
+    for order in turns(list(timers), ROUNDS):
+        for name in order:
+            rounds[name].append(timers[name].blocked_autorange(min_run_time=0.1))
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out_dtype = model(batch).dtype
 results = {name: benchmark.Measurement.merge(measurements)[0] for name, measurements in rounds.items()}

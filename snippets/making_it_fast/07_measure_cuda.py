@@ -10,6 +10,7 @@ with TF32 beside it: float32 matrix products on the tensor cores, at reduced pre
 
 # region imports
 import math
+import random
 import statistics
 import time
 
@@ -18,7 +19,7 @@ from torch import nn
 
 # endregion
 
-# region the timing rule: spread() and verdict()
+# region the timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -45,6 +46,20 @@ def verdict(baseline_ms, candidate_ms):
     if c_q1 > b_q3 and ratio >= 1 + MIN_EFFECT:
         return "slower"
     return "within noise"
+
+
+def turns(names, rounds, seed=0):
+    """The order of each round: a Williams design, so that over a full cycle each variant
+    runs in each place, and right after each other one, equally often; which variant is
+    which in it is shuffled once by a seed."""
+    names = list(names)
+    random.Random(seed).shuffle(names)
+    n = len(names)
+    first = [0] + [(k + 1) // 2 if k % 2 else n - k // 2 for k in range(1, n)]
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:  # an odd number of variants needs the mirror image too
+        rows += [row[::-1] for row in rows]
+    return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
 
 
 # endregion
@@ -106,7 +121,7 @@ variants = {  # name: (what to run, TF32 allowed)
     "bfloat16": (bfloat16_forward, False),
     "float32 again": (float32_forward, False),  # A/A: the same code
 }
-CALLS, SAMPLES = 5, 30
+CALLS, SAMPLES = 5, 32  # 32 rounds: 8 cycles of the four variants' orders
 # endregion
 
 
@@ -128,8 +143,9 @@ with torch.inference_mode():
         for _ in range(3):
             fn()
     # endregion
-    for _ in range(SAMPLES):  # taking turns: a slow spell hits all
-        for name, (fn, tf32) in variants.items():
+    for order in turns(list(variants), SAMPLES):  # taking turns in a changing order
+        for name in order:
+            fn, tf32 = variants[name]
             use_tf32(tf32)
             times_ms[name].append(time_block(fn))
     # region print the setup, the medians and IQRs

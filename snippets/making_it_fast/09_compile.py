@@ -9,6 +9,7 @@
 
 # region imports
 import math
+import random
 import statistics
 import time
 
@@ -17,7 +18,7 @@ from torch import nn
 
 # endregion
 
-# region the timing rule: spread() and verdict()
+# region the timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -46,6 +47,20 @@ def verdict(baseline_ms, candidate_ms):
     return "within noise"
 
 
+def turns(names, rounds, seed=0):
+    """The order of each round: a Williams design, so that over a full cycle each variant
+    runs in each place, and right after each other one, equally often; which variant is
+    which in it is shuffled once by a seed."""
+    names = list(names)
+    random.Random(seed).shuffle(names)
+    n = len(names)
+    first = [0] + [(k + 1) // 2 if k % 2 else n - k // 2 for k in range(1, n)]
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:  # an odd number of variants needs the mirror image too
+        rows += [row[::-1] for row in rows]
+    return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
+
+
 # endregion
 
 # region the model: small matmuls, long element-wise tails
@@ -57,8 +72,8 @@ class Block(nn.Module):
     """One small matrix product, then a long tail of element-wise work: GELU (tanh form) and an
     RMS norm written out op by op. Eager PyTorch runs each of those ops as its own pass over the
     whole activation; torch.compile can fuse them into a few. With a 256-wide product, that tail
-    is a large share of the time, so fusion has something to save. A model whose time goes into
-    large matrix products (the worked example's, say) leaves it little."""
+    is a large share of the time, so fusion has something to save. Where most of the time goes
+    into the matrix products themselves, fusing what lies between them saves less."""
 
     def __init__(self, dim):
         super().__init__()
@@ -113,9 +128,10 @@ with torch.inference_mode():
     first_s = call_ms(compiled) / 1000  # traces the model, generates code
     model(batch), compiled(batch)  # warm-up for both
     eager_ms, compiled_ms = [], []
-    for _ in range(REPEATS):  # taking turns: a slow spell hits both
-        eager_ms.append(call_ms(model))
-        compiled_ms.append(call_ms(compiled))
+    timed = {model: eager_ms, compiled: compiled_ms}
+    for order in turns(list(timed), REPEATS):  # taking turns in a changing order
+        for fn in order:
+            timed[fn].append(call_ms(fn))
     same = torch.allclose(model(batch), compiled(batch), rtol=1e-3, atol=1e-4)
     # Compiled for what it saw: 4096 rows, gradients off.
     new_shape = recompiles(lambda: compiled(batch[:1000]))

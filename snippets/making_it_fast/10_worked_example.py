@@ -8,15 +8,16 @@
 # region docstring, imports
 """Worked example: one small training run, four ways, measured the same way.
 
-Each configuration trains the same model on the same synthetic data in a fresh
-process, so that its peak memory is its own: on a GPU, the peak of memory allocated
-by PyTorch on the device; on a CPU, the peak resident memory of the whole process,
-the Python interpreter and PyTorch's own libraries included.
+Each configuration trains the same model on the same synthetic data in a process of its
+own, so that its peak memory is its own: on a GPU, the peak of memory allocated by
+PyTorch on the device; on a CPU, the peak resident memory of the whole process, the
+Python interpreter and PyTorch's own libraries included. The four take turns, one epoch
+at a time in a changing order, so that no configuration always runs after another.
 """
 
-import concurrent.futures
 import math
 import multiprocessing
+import random
 import resource
 import statistics
 import sys
@@ -27,7 +28,7 @@ from torch import nn
 
 # endregion
 
-# region the timing rule: spread() and verdict()
+# region the timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -54,12 +55,30 @@ def verdict(baseline_ms, candidate_ms):
     if c_q1 > b_q3 and ratio >= 1 + MIN_EFFECT:
         return "slower"
     return "within noise"
+
+
+def turns(names, rounds, seed=0):
+    """The order of each round: a Williams design, so that over a full cycle each variant
+    runs in each place, and right after each other one, equally often; which variant is
+    which in it is shuffled once by a seed."""
+    names = list(names)
+    random.Random(seed).shuffle(names)
+    n = len(names)
+    first = [0] + [(k + 1) // 2 if k % 2 else n - k // 2 for k in range(1, n)]
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:  # an odd number of variants needs the mirror image too
+        rows += [row[::-1] for row in rows]
+    return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
+
+
 # endregion
 
 # region sizes, make_data(), peak_rss_mb()
-EPOCHS = 6  # the first is a warm-up (and, compiled, includes the compilation); 5 timed epochs remain
-CLASSES, DIM = 10, 32
-TRAIN, TEST = 4096, 4096  # small enough that float16 on a CPU without float16 arithmetic stays bearable
+# The first epoch is a warm-up (and, compiled, includes the compilation); the 8 timed ones are two
+# full cycles of the four configurations' orders.
+EPOCHS = 9
+CLASSES, DIM, WIDTH = 10, 32, 256
+TRAIN, TEST = 2048, 2048  # small enough that float16 on a CPU without float16 arithmetic stays bearable
 
 
 def make_data(n, seed):
@@ -75,23 +94,28 @@ def peak_rss_mb():
     """Peak resident memory of this process. On Linux, VmHWM counts from this process's
     own start; ru_maxrss would also carry the peak of the parent it was spawned from."""
     try:
-        for line in open("/proc/self/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024  # reported in kB
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # reported in kB
     except OSError:
         pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux, bytes on macOS
     return rss / 2**20 if sys.platform == "darwin" else rss / 1024
+
+
 # endregion
 
 
-def train(config, device):
+def train(config, device, conn):
+    """One configuration in its own process: an epoch each time it is asked, then its
+    accuracy and peak memory."""
     # region data, model, optimizer
     torch.manual_seed(0)
     x_train, y_train = (t.to(device) for t in make_data(TRAIN, seed=1))
     x_test, y_test = (t.to(device) for t in make_data(TEST, seed=2))
     model = nn.Sequential(
-        nn.Linear(DIM, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, CLASSES)
+        nn.Linear(DIM, WIDTH), nn.ReLU(), nn.Linear(WIDTH, WIDTH), nn.ReLU(), nn.Linear(WIDTH, CLASSES)
     ).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
@@ -110,11 +134,11 @@ def train(config, device):
         torch.cuda.reset_peak_memory_stats()
     # endregion
 
-    epoch_s = []
-    for _ in range(EPOCHS):
+    order = torch.Generator(device=device).manual_seed(3)  # the same batches in every process
+    while conn.recv() == "epoch":
         sync()
         start = time.perf_counter()
-        for i in torch.randperm(len(x_train), device=device).split(256):
+        for i in torch.randperm(len(x_train), device=device, generator=order).split(256):
             with torch.autocast(device, dtype=dtype or torch.float32, enabled=dtype is not None):
                 loss = loss_fn(forward(x_train[i]), y_train[i])
             optimizer.zero_grad(set_to_none=True)
@@ -122,7 +146,7 @@ def train(config, device):
             scaler.step(optimizer)
             scaler.update()
         sync()
-        epoch_s.append(time.perf_counter() - start)
+        conn.send(time.perf_counter() - start)
 
     # region accuracy, peak memory, results
     with torch.no_grad(), torch.autocast(device, dtype=dtype or torch.float32, enabled=dtype is not None):
@@ -131,17 +155,14 @@ def train(config, device):
         peak_mb, what = torch.cuda.max_memory_allocated() / 2**20, "GPU memory allocated"
     else:
         peak_mb, what = peak_rss_mb(), "process RSS"
-    return {
-        "first": epoch_s[0], "epochs": epoch_s[1:], "threads": torch.get_num_threads(),
-        "peak_mb": peak_mb, "what": what, "accuracy": accuracy,
-    }
+    conn.send({"threads": torch.get_num_threads(), "peak_mb": peak_mb, "what": what, "accuracy": accuracy})
     # endregion
 
 
 if __name__ == "__main__":
     device = "cuda" if torch.cuda.is_available() else "cpu"
     configs = ["float32", "bfloat16 autocast", "float16 autocast + GradScaler", "torch.compile"]
-    # region print the device and oneDNN's 16-bit paths; a spawn context
+    # region print the device and oneDNN's 16-bit paths; one process per configuration
     print(f"device: {device}, {EPOCHS} epochs of {TRAIN} samples, held-out set of {TEST}")
     if device == "cpu":
         # oneDNN runs 16-bit matrix products fast on CPUs with the instructions for them; where it
@@ -150,15 +171,27 @@ if __name__ == "__main__":
         onednn = torch.backends.mkldnn.is_available()
         print("oneDNN bfloat16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported())
         print("oneDNN float16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_fp16_supported())
-    context = multiprocessing.get_context("spawn")
-    results = {}
+    # Each process starts from a server that imported torch once: quick, and safe with CUDA.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["torch"])
+    workers = {}
+    for config in configs:  # a process each: its own peak memory
+        ours, theirs = context.Pipe()
+        context.Process(target=train, args=(config, device, theirs), daemon=True).start()
+        workers[config] = ours
     # endregion
-    for config in configs:  # a fresh process each: its own peak memory
-        with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-            r = results[config] = pool.submit(train, config, device).result()
-        # region print the rows, each against float32, the compile time
-        if config == "float32":
-            print("threads:", r["threads"])
+    epochs = {config: [] for config in configs}
+    for order in turns(configs, EPOCHS):  # one epoch each, taking turns in a changing order
+        for config in order:
+            workers[config].send("epoch")
+            epochs[config].append(workers[config].recv())
+    results = {}
+    for config, conn in workers.items():
+        conn.send("done")
+        results[config] = conn.recv() | {"first": epochs[config][0], "epochs": epochs[config][1:]}
+    # region print the rows, each against float32, the compile time
+    print("threads:", results["float32"]["threads"])
+    for config, r in results.items():
         median, q1, q3 = spread(r["epochs"])
         print(
             f"{config:<29} | epoch {median:.3f} s (median of {len(r['epochs'])}, IQR {q1:.3f}-{q3:.3f})"
@@ -173,8 +206,8 @@ if __name__ == "__main__":
         ratio = spread(r["epochs"])[0] / spread(base["epochs"])[0]
         print(f"{config}: epoch time / float32 epoch time: {ratio:.2f}")
         # Seconds to ms for the verdict, which takes timings in ms; the rule is the same.
-        print(f"{config} vs float32 here:", verdict([t * 1000 for t in base["epochs"]],
-                                                    [t * 1000 for t in r["epochs"]]))
+        baseline_ms, candidate_ms = ([t * 1000 for t in x["epochs"]] for x in (base, r))
+        print(f"{config} vs float32 here:", verdict(baseline_ms, candidate_ms))
         close = abs(r["accuracy"] - base["accuracy"]) <= 1.0
         print(f"{config}: accuracy within 1 point of float32: {close}")
     r = results["torch.compile"]
