@@ -23,7 +23,7 @@ from projects import Project
 from recorded import cli
 from recorded.model.machines import Machine
 from recorded.model.store import Recording, Store, WriteFailed, write_atomically
-from recorded.recorder import admit, bundles, sandbox
+from recorded.recorder import admit, bundles, runner, sandbox
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux process behaviour")
 
@@ -222,6 +222,21 @@ def test_a_run_writes_nowhere_but_its_own_folders(project, fake_machine):
     after = tree(project.root)
     assert {k: v for k, v in after.items() if not k.startswith("recordings/")} == before
     assert not Path("/tmp", mark).exists()
+
+
+def test_a_compile_cache_not_made_yet_is_made_for_the_run_and_written_there(project, tmp_path):
+    # A fresh clone has no .pytest_cache/compile-cache: the sandbox can bind only what exists.
+    writes = (
+        "import os, pathlib\nhere = pathlib.Path(os.environ['TORCHINDUCTOR_CACHE_DIR'])\n"
+        "here.mkdir()\n(here / 'x').write_text('1')\nprint('ok')\n"
+    )
+    snippet = project.snippet("lesson/c.py", writes)
+    cache = tmp_path / "fresh clone" / ".pytest_cache" / "compile-cache"
+
+    done = runner.run_snippet(snippet, project.store.targets.get("cpu"), 60, compile_cache=cache)
+
+    assert (done.status, done.stdout) == ("ok", ["ok"]), done.stderr
+    assert (cache / "torchinductor-cache" / "x").read_text() == "1"
 
 
 @LINUX

@@ -152,5 +152,6 @@ def command(
     bwrap = shutil.which("bwrap") or "bwrap"
     binds: list[str] = []
     for folder in dict.fromkeys([Path(cwd), *map(Path, writable)]):
+        folder.mkdir(parents=True, exist_ok=True)  # bubblewrap binds only what exists
         binds += ["--bind", str(folder), str(folder)]
     return [*_base(bwrap, device), *binds, *more, "--chdir", str(cwd), "--", *argv]
