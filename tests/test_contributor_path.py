@@ -193,7 +193,7 @@ def test_adding_a_machine_as_the_docs_say(course, monkeypatch, capsys, required)
     assert course.record("--check", "--strict") == 0
     assert perform(course, ["python", "scripts/make_notebook.py", "--check"]) == 0  # make notebook ran
     html = course.render(PAGE)  # both kinds printed alike: each block shown once, naming both
-    assert output_tabs(html) == [] and html.count("Printed alike on 2 machines: ") == 2
+    assert output_tabs(html) == [] and html.count("Printed alike on 2 machines.") == 2
     assert "not recorded yet" not in html.lower()
 
 

@@ -45,6 +45,9 @@ def output_tabs(html: str) -> list[dict[str, str]]:
     return found
 
 
+HIGHLIGHT_BOTH = 'highlight:\n  - "answer: ..."\n  - "done"\n'
+
+
 def highlighted(tab: str) -> list[str]:
     return [
         re.sub(r"<[^>]+>", "", line).strip()
@@ -74,7 +77,9 @@ def test_fresh_recording_has_a_cpu_and_a_cuda_tab_with_the_claimed_lines_highlig
     project.recording(snippet, "cpu", ["hello", "answer: 42", "done"])
     project.recording(snippet, "cuda", ["hello", "answer: 43", "done"])
 
-    html = project.render(page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n')))
+    html = project.render(
+        page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n' + HIGHLIGHT_BOTH))
+    )
 
     (tabs,) = output_tabs(html)
     assert list(tabs) == ["CPU", "CUDA"]
@@ -82,6 +87,20 @@ def test_fresh_recording_has_a_cpu_and_a_cuda_tab_with_the_claimed_lines_highlig
     assert highlighted(tabs["CUDA"]) == ["answer: 43", "done"]
     assert "hello" in tabs["CPU"]  # unclaimed lines are shown too, just not highlighted
     assert warnings() == []
+
+
+def test_only_the_claims_listed_under_highlight_are_marked_and_every_claim_is_checked(project, warnings):
+    snippet = project.snippet()
+    project.recording(snippet, "cpu", ["hello", "answer: 42", "done"])
+
+    html = project.render(page(block(body='expect:\n  - "hello"\n  - "done"\nhighlight: ["done"]\n')))
+    assert highlighted(output_tabs(html)[0]["CPU"]) == ["done"]
+    assert warnings() == []
+
+    unmarked = project.render(page(block(body='expect:\n  - "hello"\n  - "answer: 41"\n')))
+    assert highlighted(output_tabs(unmarked)[0]["CPU"]) == []  # no highlight: no marks
+    (warning,) = warnings()
+    assert "does not print ['answer: 41']" in warning  # but the claim is still checked
 
 
 def test_recorded_text_is_escaped_never_interpreted(project):
@@ -172,7 +191,9 @@ def test_claim_a_fresh_recording_does_not_print_warns(project, warnings):
     snippet = project.snippet()
     project.recording(snippet, "cpu", ["hello", "answer: 41"])
 
-    html = project.render(page(block(body='expect:\n  - "hello"\n  - "answer: 42"\n')))
+    html = project.render(
+        page(block(body='expect:\n  - "hello"\n  - "answer: 42"\nhighlight: ["hello", "answer: 42"]\n'))
+    )
 
     assert highlighted(output_tabs(html)[0]["CPU"]) == ["hello"]
     (warning,) = warnings()
@@ -192,6 +213,11 @@ def test_claim_a_fresh_recording_does_not_print_warns(project, warnings):
         ("/// recorded | lesson/x.py", 'expects:\n  - "hello"\n', "unknown key(s) ['expects']"),
         ("/// recorded | lesson/x.py", 'expect_on:\n  tpu:\n    - "hello"\n', "unknown target(s) ['tpu']"),
         ("/// recorded | lesson/x.py", 'expect: "hello"\n', "expect must be a list"),
+        (
+            "/// recorded | lesson/x.py",
+            'expect: ["hello"]\nhighlight: ["hi"]\n',
+            "['hi'], which is not a claim",
+        ),
         ("/// recorded", "", "names no snippet"),
     ],
     ids=[
@@ -201,6 +227,7 @@ def test_claim_a_fresh_recording_does_not_print_warns(project, warnings):
         "unknown-key",
         "unknown-target",
         "claims-not-a-list",
+        "highlight-not-a-claim",
         "no-path",
     ],
 )
@@ -301,7 +328,9 @@ def test_a_block_the_tests_cannot_see_is_reported(project, warnings, text):
 def test_blank_lines_at_the_start_of_the_output_are_kept_and_do_not_shift_the_highlight(project):
     project.recording(project.snippet(), "cpu", ["", "", "hello", "", "world", ""])
 
-    html = project.render(page(block(body='expect:\n  - "hello"\n  - "world"\n')))
+    html = project.render(
+        page(block(body='expect:\n  - "hello"\n  - "world"\nhighlight: ["hello", "world"]\n'))
+    )
 
     cpu = output_tabs(html)[0]["CPU"]
     assert highlighted(cpu) == ["hello", "world"]
@@ -379,17 +408,18 @@ def test_output_alike_on_every_machine_is_shown_once_naming_each_machine(project
         machine={**OTHER_MACHINE, "gpu": {"name": "Test GPU", "capability": "9.0", "memory_gib": 80}},
     )
 
-    html = project.render(page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n')))
+    html = project.render(
+        page(block(body='expect:\n  - "answer: ..."\nexpect_on:\n  cuda:\n    - "done"\n' + HIGHLIGHT_BOTH))
+    )
 
     assert output_tabs(html) == [] and "tabbed-set" not in html
     shown = once(html)
     assert shown.count("answer: 42") == 1
     assert highlighted(shown) == ["answer: 42", "done"]  # every target's claims
     (line,) = re.findall(r'<p class="recorded-provenance">(.*?)</p>', shown)
-    assert re.sub(r"<[^>]+>", "", line) == (
-        "Printed alike on 2 machines: Test CPU 9000 (AVX2), 4 cores, Other CPU 100 (AVX-512), 8 cores, with Test GPU."
-    )
-    assert line.count('href="../recordings/#machine-') == 2
+    # Alike everywhere, it says nothing about any one machine: the count, linked to them all.
+    assert re.sub(r"<[^>]+>", "", line) == "Printed alike on 2 machines."
+    assert line.count('href="../recordings/#machines"') == 1
     assert warnings() == []
 
 
@@ -507,22 +537,22 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
     head = re.findall(r'<th scope="col">([^<]*)</th>', html)
     assert head[1:4] == ["Big CPU", "Big CPU limited", "Other CPU"]
     assert table_rows(html) == [
-        ["counted The lesson › Counting", "True", "True", "not recorded yet on this kind of machine", "no"],
+        ["counted The lesson › Counting", "True", "True", "not recorded yet", "no"],
         [
             "A/A The lesson › Timing it",
-            "within noise (in 1 of 1 run)",
-            "within noise (in 1 of 1 run; earlier version of the code)",
-            "within noise (in 1 of 1 run)",
+            "within noise 1 of 1 run",
+            "within noise 1 of 1 run earlier code",
+            "within noise 1 of 1 run",
             "no",
         ],
         [
             "fast here The lesson › Timing it",
-            "faster (in 1 of 1 run)",
-            "slower (in 1 of 1 run; earlier version of the code)",
-            "slower (in 1 of 1 run)",
+            "faster 1 of 1 run",
+            "slower 1 of 1 run earlier code",
+            "slower 1 of 1 run",
             "yes",
         ],
-        ["claimed only The lesson › Timing it", "not printed", "not printed", "not printed", "not known yet"],
+        ["claimed only The lesson › Timing it", "not printed", "not printed", "not printed", "–"],
     ]
     assert '<td class="verdict-value verdict-slower verdict-earlier">slower' in html
     assert re.search(
@@ -531,7 +561,7 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
         html,
     )
     assert (
-        '<td class="verdict-value verdict-faster">faster<span class="verdict-runs"> (in 1 of 1 run)</span></td>'
+        '<td class="verdict-value verdict-faster">faster<br />\n<span class="verdict-runs">1 of 1 run</span></td>'
         in html
     )
     assert warnings() == []
@@ -628,7 +658,9 @@ def test_a_snippet_needing_cuda_opens_on_its_gpu_and_says_nothing_of_the_cpu(pro
     project.recording(snippet, "cuda", ["on the gpu"])
     project.recording(project.snippet("lesson/cpu.py"), "cpu", ["hi"])
 
-    html = project.render(page(block("lesson/gpu.py", 'expect:\n  - "on the gpu"\n')), strict=True)
+    html = project.render(
+        page(block("lesson/gpu.py", 'expect:\n  - "on the gpu"\nhighlight: ["on the gpu"]\n')), strict=True
+    )
 
     assert "Not applicable" not in html and "recorded-missing" not in html
     assert re.findall(r'<span class="hll">([^<\n]*)', html) == ["on the gpu"]
@@ -656,7 +688,7 @@ def test_targets_without_a_fresh_recording_are_one_line_under_the_single_output(
 
     html = three.render(page(block(body='expect:\n  - "hello"\n')))
 
-    assert "Printed alike on 2 machines" in once(html)
+    assert re.search(r"Printed alike on 2 <a [^>]+>machines</a>\.", once(html))
     assert "Not recorded yet on Big CPU limited." in html
     assert "record_runs.py" not in html
     assert warnings() == []  # not required, so only the release build insists

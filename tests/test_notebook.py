@@ -136,6 +136,10 @@ def test_the_notebook_is_valid_with_a_python_kernel_and_unique_cell_ids(lesson):
     assert len(set(ids)) == len(ids)
     first = nb.cells[0]
     assert first.cell_type == "markdown" and COMMAND in first.source and "do not edit" in first.source
+    # It opens on the lesson, its making folded below one line.
+    assert first.source.startswith(f"# {lesson.title}\n"), first.source[:80]
+    assert first.source.index("<details>") < first.source.index("download the notebook")
+    assert nb.cells[1].cell_type == "markdown", "the set-up code comes after the lesson's opening"
     assert all(c.execution_count is None for c in nb.cells if c.cell_type == "code")
 
 
@@ -236,7 +240,9 @@ expect:
     assert (
         "**Compare with a tolerance**\n\nBody line one,\nline two.\n\n```python\n>>> 1 + 1\n2\n```\n" in text
     )
-    assert "**Question**\n\nHidden?\n" in text
+    assert (
+        "<details><summary><b>Question</b></summary>\n\nHidden?\n\n</details>" in text
+    )  # closed, as on the site
     assert "- checked\n- unchecked" in text
     assert "*Figure, shown on the lesson site:* Bars of bits. Both halve the memory." in text
     for raw in ("!!!", "???", "<figure", "[x]", "/// recorded", "figures/"):

@@ -63,7 +63,14 @@ def test_counts_what_shows_without_a_click(tab):
     assert counts["prose_code_lines"] == 4
     assert counts["examples"] == [
         # The file name, the two labels (5 + 5 words) and the notice (4).
-        {"id": "ex", "code_lines": 2, "machinery_words": 15, "opens_with_output": False}
+        {
+            "id": "ex",
+            "code_lines": 2,
+            "output_lines": 0,  # its output is in the hidden tab
+            "highlighted_lines": 0,
+            "machinery_words": 15,
+            "opens_with_output": False,
+        }
     ]
     # One command (three markers in one list item), in a hidden tab.
     assert (counts["recorder_commands"], counts["recorder_commands_shown"]) == (1, 0)

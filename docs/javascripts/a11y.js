@@ -8,6 +8,13 @@ document$.subscribe(function () {
     item.querySelectorAll("ul, ol, .task-list-control").forEach(function (n) { n.remove(); });
     box.setAttribute("aria-label", item.textContent.trim().replace(/\s+/g, " "));
   });
+  // Code never wraps: a block wider than the screen scrolls sideways, and takes the
+  // keyboard's focus so that the arrow keys scroll it (axe: scrollable-region-focusable).
+  // Material does this for a block it sets up as it comes into view; this does it for all.
+  document.querySelectorAll(".md-typeset pre > code").forEach(function (code) {
+    if (code.hasAttribute("tabindex") || code.scrollWidth <= code.clientWidth) return;
+    code.setAttribute("tabindex", "0");
+  });
   // A table wider than the screen scrolls sideways in its wrapper; the wrapper takes the
   // keyboard's focus so that the arrow keys scroll it (axe: scrollable-region-focusable).
   document.querySelectorAll(".md-typeset__scrollwrap").forEach(function (wrap) {

@@ -301,9 +301,13 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
         else "It needs only Python"
     )
     labels = [t.label for t in store.targets]
+    # A reader opens on the lesson, not on how the notebook was made: the title, one line,
+    # and the rest folded as the site folds its asides.
     cells.markdown(
-        f"*This notebook is generated from the lesson site's pages, snippets and recordings (`{store.settings.commands.all}` "
-        "writes it again): do not edit it by hand.*\n\n"
+        f"# {lesson.title}\n\n"
+        f"*Generated from the lesson site (`{store.settings.commands.all}` writes it again: do not edit it by hand); "
+        f"the outputs are as recorded on {escape.markdown(shown.label)}.*\n\n"
+        "<details><summary>About this notebook</summary>\n\n"
         + _machines_sentence(used, shown.label)
         + f'\n\nTo see what your own machine prints, <a href="{PurePosixPath(lesson.notebook or "").name}" '
         f"download>download the notebook</a> from the lesson site and run it top to bottom in Jupyter. "
@@ -317,10 +321,13 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
         + "\n\n"
         "Where the prose mentions tabs or highlighted lines, it means the lesson site, which shows "
         f"each output as recorded on every target ({', '.join(labels)}) side by side, with the lines "
-        "the text relies on highlighted."
+        "the text relies on highlighted.\n\n</details>"
     )
+    # The set-up cell runs first, but is read where the code starts, after the lesson's opening.
+    first_code = next((i for i, c in enumerate(body.cells) if c.cell_type == "code"), len(body.cells))
+    cells.cells.extend(body.cells[:first_code])
     cells.code(magic_cell(lesson, guarded))
-    cells.cells.extend(body.cells)
+    cells.cells.extend(body.cells[first_code:])
     cells.cells = _merge_markdown(cells.cells)
 
     nb = nbformat.v4.new_notebook()

@@ -2,14 +2,15 @@
 
 A page becomes Markdown runs (a new one at each heading) and ``/// recorded`` blocks;
 Material-only syntax that Jupyter would show raw becomes plain Markdown: an admonition
-(``!!! tip "Title"``, ``??? info "Title"``) becomes a bold title line and its de-indented
-body, a figure a one-line note (the notebook stands alone, and the figures live on the
+(``!!! tip "Title"``) becomes a bold title line and its de-indented body, a collapsed one
+(``??? info "Title"``) a closed ``<details>`` as on the site, a figure a one-line note (the notebook stands alone, and the figures live on the
 site), a task list a plain list, and a link to another page of the notebook a link
 inside it (to a page outside it, the published address, when mkdocs.yml has a site_url).
 """
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -19,7 +20,7 @@ from ..pages.site import Site
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _ADMONITION = re.compile(
-    r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<type>[\w-]+)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$'
+    r'^(?P<indent>[ \t]*)(?P<marker>!!!|\?\?\?\+?)[ \t]+(?P<type>[\w-]+)(?:[ \t]+"(?P<title>[^"]*)")?[ \t]*$'
 )
 _FIGURE_START = re.compile(r"^[ \t]*<figure\b[^>]*>[ \t]*$")
 _FIGURE_END = re.compile(r"^[ \t]*</figure>[ \t]*$")
@@ -159,10 +160,16 @@ def convert_markdown(page: str, text: str, links: Links) -> str:
             if title is None:
                 title = a.group("type").replace("-", " ").capitalize()
             pad = a.group("indent")
-            if title:
-                out += [(f"{pad}**{links.rewrite(page, title)}**", False), ("", False)]
             inner = convert_markdown(page, "\n".join(_dedent(body, indent)).strip("\n"), links)
+            folded = a.group("marker") == "???"  # closed on the site: closed in the notebook too
+            if folded:
+                summary = html.escape(_LINK.sub(lambda m: m["text"], title or "Details"))
+                out += [(f"{pad}<details><summary><b>{summary}</b></summary>", False), ("", False)]
+            elif title:
+                out += [(f"{pad}**{links.rewrite(page, title)}**", False), ("", False)]
             out += [(f"{pad}{x}" if x else "", False) for x in inner.split("\n")]
+            if folded:
+                out += [("", False), (f"{pad}</details>", False)]
             if blank_after:
                 out.append(("", False))
             continue

@@ -34,7 +34,7 @@ import yaml
 from ..config import targets as targets_
 
 NAME = "recorded"
-KEYS = ("expect", "expect_on", "unfold")
+KEYS = ("expect", "expect_on", "highlight", "unfold")
 #: A block's header, wherever it stands: at the left margin (``prefix`` empty) it is a block;
 #: after indentation, ``>`` or a list marker it is one nested in something else.
 HEADER = re.compile(
@@ -64,6 +64,9 @@ class Block:
     expect_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: The snippet's regions this block shows open: where a page teaches what they hold.
     unfold: tuple[str, ...] = ()
+    #: The claims the prose points to, each as written under expect or expect_on: only
+    #: their lines are marked on the page (every claim is checked all the same).
+    highlight: tuple[str, ...] = ()
     #: Line of each claim, counted from the block's first body line (0), for messages.
     claim_lines: dict[str, int] = field(default_factory=dict, compare=False)
 
@@ -122,7 +125,14 @@ def parse(
     unfold = data.get("unfold", [])
     if not isinstance(unfold, list) or not all(isinstance(v, str) for v in unfold):
         raise BlockError("unfold must be a list of the snippet's region names, each a quoted string.")
-    return Block(snippet, expect, expect_on, tuple(unfold), _claim_lines(node))
+    highlight = _lines(data.get("highlight", []), "highlight")
+    claimed = {*expect, *(line for group in expect_on.values() for line in group)}
+    if stray := [line for line in highlight if line not in claimed]:
+        raise BlockError(
+            f"highlight lists {stray}, which is not a claim; copy each line from expect or "
+            "expect_on as it is written there."
+        )
+    return Block(snippet, expect, expect_on, tuple(unfold), highlight, _claim_lines(node))
 
 
 #: libyaml's parser where PyYAML was built with it (a page's blocks are read on every build).

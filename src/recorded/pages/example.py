@@ -118,10 +118,13 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Con
         first = shown[0].recording
         assert first is not None
         lines_ = sorted({n for s in shown for n in _claimed(spec, s)})
-        names = ", ".join(_machine_link(s, device_code, ctx) for s in shown)
+        # What every machine printed alike says nothing about any one of them: no list, only
+        # the count, linked to where each is described.
+        href = ctx.link("machines")
+        machines = f'<a href="{escape.html(href)}">machines</a>' if href else "machines"
         return (
             f'<div class="recorded-once">{_output(first, lines_)}'
-            f'<p class="recorded-provenance">Printed alike on {len(shown)} machines: {names}.</p></div>'
+            f'<p class="recorded-provenance">Printed alike on {len(shown)} {machines}.</p></div>'
         )
     tabs = []
     for s in shown:
@@ -152,9 +155,9 @@ def _output(rec: Recording, claimed: list[int]) -> str:
         claimed,
         {n + 1: note for n, note in notes.items() if note},
     )
-    if rec.stderr:
+    if rec.stderr:  # a successful run's warnings: folded to one word, out of the reader's way
         out += (
-            '<details class="recorded-stderr"><summary>It also wrote to stderr</summary>'
+            '<details class="recorded-stderr"><summary>stderr</summary>'
             + markup.output_html([escape.visible(line) for line in rec.stderr], [])
             + "</details>"
         )
@@ -162,14 +165,14 @@ def _output(rec: Recording, claimed: list[int]) -> str:
 
 
 def _runs_note(rec: Recording, index: int) -> str:
-    """For a timing verdict on line ``index`` of the shown run: "in 3 of 3 runs", or what the
-    other runs said; "" for any other line."""
+    """For a timing verdict on line ``index`` of the shown run, beside it: "in 3 of 3 runs", or
+    what the other runs said too ("in 2 of 3 runs; slower in 1"); "" for any other line."""
     said = lines.verdict(rec.stdout[index])
     if said is None or said[1] not in lines.TIMING_VERDICTS:
         return ""
     label, value = said
     nth = sum(1 for line in rec.stdout[:index] if (v := lines.verdict(line)) and v[0] == label)
-    return lines.runs_note(rec.outputs, value, label, nth)
+    return lines.runs_note(rec.outputs, value, label, nth).removeprefix(f"{value} ")
 
 
 def _earlier(rec: Recording, snippet: Snippet) -> str:
@@ -207,15 +210,6 @@ def _provenance(status: Status, target: Target, device_code: bool, ctx: Context)
     return f'<p class="recorded-provenance">{words}{link}</p>'
 
 
-def _machine_link(status: Status, device_code: bool, ctx: Context) -> str:
-    rec = status.recording
-    assert rec is not None
-    target = ctx.store.targets.get(status.target)
-    name = escape.html(target.label if target.emulated else describe.short_machine(rec.machine, device_code))
-    href = ctx.link(describe.anchor(rec.machine))
-    return f'<a href="{escape.html(href)}">{name}</a>' if href else name
-
-
 def _too_busy(figure: dict) -> bool:
     return any(
         isinstance(v, (int, float)) and v > 0.25 for k, v in figure.items() if k in ("before", "after")
@@ -243,13 +237,17 @@ def _printed(rec: Recording | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _claimed(spec: blocks.Block, status: Status) -> list[int]:
-    """The 1-based lines of the shown run that the block claims for its target."""
+    """The 1-based lines of the shown run that the block highlights for its target: the
+    claims it lists under ``highlight``, found where the whole group of claims puts them."""
     rec = status.recording
-    if rec is None:
+    if rec is None or not spec.highlight:
         return []
     found: set[int] = set()
     for group in spec.claims_for(status.target):
-        found |= {i + 1 for i in claims.match(list(group), rec.stdout) if i is not None}
+        at = claims.match(list(group), rec.stdout)
+        found |= {
+            i + 1 for claim, i in zip(group, at, strict=True) if i is not None and claim in spec.highlight
+        }
     return sorted(found)
 
 

@@ -181,11 +181,8 @@ class MachineTableBlock(_TableBlock):
         caption = f"{title}: each verdict line, as each kind of machine printed it"
         etree.SubElement(table, "caption").text = element_text(caption)
         head = etree.SubElement(etree.SubElement(table, "thead"), "tr")
-        columns = [
-            "Printed line, and where it is explained",
-            *(t.label for t in store.targets),
-            "Changes with the machine",
-        ]
+        # The columns are named as the tabs are, in a word or two: the table fits a page's column.
+        columns = ["Printed line, and where it is explained", *(t.tab for t in store.targets), "Differs"]
         for name in columns:
             etree.SubElement(head, "th", {"scope": "col"}).text = element_text(name)
         body = etree.SubElement(table, "tbody")
@@ -213,14 +210,13 @@ class MachineTableBlock(_TableBlock):
                 kind += " verdict-earlier" * cell.earlier
                 td = etree.SubElement(tr, "td", {"class": kind})
                 td.text = element_text(cell.text)
-                notes = [cell.runs] * bool(cell.runs) + [verdict_table.EARLIER] * cell.earlier
-                if notes:
-                    etree.SubElement(td, "span", {"class": "verdict-runs"}).text = element_text(
-                        f" ({'; '.join(notes)})"
-                    )
-            etree.SubElement(tr, "td").text = element_text(
-                {True: "yes", False: "no", None: "not known yet"}[changes]
-            )
+                notes = [cell.runs.removeprefix("in ")] * bool(cell.runs) + [
+                    verdict_table.EARLIER
+                ] * cell.earlier
+                for note in notes:  # each on a line of its own, smaller, under the value
+                    etree.SubElement(td, "br")
+                    etree.SubElement(td, "span", {"class": "verdict-runs"}).text = element_text(note)
+            etree.SubElement(tr, "td").text = element_text({True: "yes", False: "no", None: "–"}[changes])
 
 
 class TargetSettingsBlock(_GeneratedBlock):

@@ -16,12 +16,12 @@ from ..model.lines import TIMING_VERDICTS, runs_note, verdict
 from ..model.store import State, Status, Store
 from . import blocks, inventory
 
-NOT_RECORDED = "not recorded yet on this kind of machine"
+NOT_RECORDED = "not recorded yet"
 #: The states whose recording has values to show: fresh, or of an earlier version of the code.
 SHOWN = (State.FRESH, State.STALE)
 
 #: What a cell says beside a value printed by an earlier version of the snippet's code.
-EARLIER = "earlier version of the code"
+EARLIER = "earlier code"
 
 #: What a cell says for a snippet with no shown recording on the target, by its state.
 _NO_VALUE = {
