@@ -58,7 +58,9 @@ def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> st
     for status in statuses:
         _check(spec, status, ctx)
     shown = [s for s in statuses if s.state in SHOWN and s.recording is not None]
-    output = _outputs(spec, snippet, shown, ctx, count) + _not_recorded(statuses, ctx)
+    output = _outputs(spec, snippet, shown, ctx, count)
+    if not _alike(shown):  # what every machine printed alike, a missing one would print too
+        output += _not_recorded(statuses, ctx)
     problems = ""
     if ctx.problems:
         items = "".join(f"<li>{escape.html(p)}</li>" for p in ctx.problems)
@@ -113,8 +115,7 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Con
         return ""
     store = ctx.store
     device_code = store.targets.device_for(snippet.requires) is not None
-    printed = {_printed(s.recording) for s in shown if s.recording is not None}
-    if len(shown) >= 2 and len(printed) == 1 and all(s.state is State.FRESH for s in shown):
+    if _alike(shown):
         first = shown[0].recording
         assert first is not None
         lines_ = sorted({n for s in shown for n in _claimed(spec, s)})
@@ -214,6 +215,12 @@ def _too_busy(figure: dict) -> bool:
     return any(
         isinstance(v, (int, float)) and v > 0.25 for k, v in figure.items() if k in ("before", "after")
     )
+
+
+def _alike(shown: list[Status]) -> bool:
+    """Two or more fresh recordings, all of which printed the same."""
+    printed = {_printed(s.recording) for s in shown if s.recording is not None}
+    return len(shown) >= 2 and len(printed) == 1 and all(s.state is State.FRESH for s in shown)
 
 
 def _not_recorded(statuses: list[Status], ctx: Context) -> str:
