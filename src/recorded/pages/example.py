@@ -58,9 +58,7 @@ def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> st
     for status in statuses:
         _check(spec, status, ctx)
     shown = [s for s in statuses if s.state in SHOWN and s.recording is not None]
-    output = _outputs(spec, snippet, shown, ctx, count)
-    if not _alike(shown):  # what every machine printed alike, a missing one would print too
-        output += _not_recorded(statuses, ctx)
+    output = _outputs(spec, snippet, shown, ctx, count) + _not_recorded(statuses, ctx, _alike(shown))
     problems = ""
     if ctx.problems:
         items = "".join(f"<li>{escape.html(p)}</li>" for p in ctx.problems)
@@ -223,13 +221,16 @@ def _alike(shown: list[Status]) -> bool:
     return len(shown) >= 2 and len(printed) == 1 and all(s.state is State.FRESH for s in shown)
 
 
-def _not_recorded(statuses: list[Status], ctx: Context) -> str:
+def _not_recorded(statuses: list[Status], ctx: Context, alike: bool) -> str:
     """One muted line naming the kinds that have recorded other examples but not this one, and
-    the kind this machine is even when it has recorded nothing yet."""
+    the kind this machine is even when it has recorded nothing yet. Under an output every
+    machine printed alike, only the kind this machine is: the others would tell a reader
+    nothing, and this one is the contributor's to record."""
     missing = [
         ctx.store.targets.get(s.target).tab
         for s in statuses
-        if s.state is State.MISSING and (s.target in ctx.renewal.recorded or s.target in ctx.renewal.here)
+        if s.state is State.MISSING
+        and (s.target in ctx.renewal.here or (not alike and s.target in ctx.renewal.recorded))
     ]
     if not missing:
         return ""
