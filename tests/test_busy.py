@@ -1,4 +1,4 @@
-"""The busy-machine measurement around timing snippets (issue 19: a busy machine is noticed)."""
+"""The busy-machine measurement around timing snippets, and the one rule that calls a run busy."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from projects import add_snippet
+from projects import Project, add_snippet
 from recorded import cli
+from recorded.cli.compare import busy_line
+from recorded.model import busy as rule
 from recorded.model.snippets import SnippetError, discover
 from recorded.model.store import Store
 from recorded.recorder import busy
@@ -116,7 +118,26 @@ def test_timing_must_be_true_or_false(tmp_path):
 
 def test_describe_and_limit():
     assert busy.describe({"before": 0.031, "after": None}) == "other load 3% before"
-    assert busy.too_busy({"before": 0.26}) and not busy.too_busy({"before": 0.25, "after": 0.1})
+    assert rule.too_busy({"before": 0.26}) and not rule.too_busy({"before": 0.25, "after": 0.1})
+
+
+@pytest.mark.parametrize(
+    "figure, too_busy",
+    [
+        ({"before": 1, "after": 0}, True),  # a whole number is a share too (compare once read floats only)
+        ({"before": True}, False),  # a bundle's true is no share
+        ({"before": 7.0}, False),  # nor is 700%
+        ({"before": "0.9"}, False),
+        (None, False),  # a snippet that times nothing
+    ],
+)
+def test_one_rule_says_busy_for_the_recorder_the_pages_and_compare(tmp_path, figure, too_busy):
+    assert rule.too_busy(figure) is too_busy
+    lesson = Project(tmp_path)
+    rec = lesson.recording(lesson.snippet(code=TIMING), "cpu", ["fast"], busy=figure)
+    page = lesson.render("# P\n\n/// recorded | lesson/x.py\n///\n")
+    assert ("busy machine" in page) is too_busy
+    assert bool(busy_line(rec)) is too_busy
 
 
 def test_runs_one_after_another_share_the_window_between_them(tmp_path):

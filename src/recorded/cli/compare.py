@@ -14,13 +14,12 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from ..model import describe, machines
+from ..model import busy, describe, machines
 from ..model.lines import TIMING_VERDICTS, Line, answers, parse
 from ..model.machines import Machine
 from ..model.snippets import Snippet
 from ..model.store import Recording, State, Status, Store
 from ..recorder import shard
-from ..recorder.busy import LIMIT
 from ..recorder.choose import ALL, AUTO, Choice, choose, named
 from ..recorder.record import plan, record, to_run
 from .check import say_part
@@ -50,19 +49,12 @@ def _count(rec: Recording, line: Line, n: int) -> str:
     )
 
 
-def _busy(rec: Recording) -> str:
-    loads = [rec.busy] + [r.busy for r in rec.runs]
-    worst = max(
-        (
-            v
-            for load in loads
-            if load
-            for k, v in load.items()
-            if k in ("before", "after") and isinstance(v, float)
-        ),
-        default=0.0,
-    )
-    return f"busy: other work used up to {worst * 100:.0f}% of the CPUs" if worst > LIMIT else ""
+def busy_line(rec: Recording) -> str:
+    """ "busy: other work used up to 40% of the CPUs" when any of its runs was too busy, else ""."""
+    figures = [rec.busy] + [r.busy for r in rec.runs]
+    if not busy.too_busy(figures):
+        return ""
+    return f"busy: other work used up to {busy.worst(figures) * 100:.0f}% of the CPUs"
 
 
 def table(
@@ -106,7 +98,7 @@ def table(
             else "not run here"
         )
         out += ["", textwrap.fill(head, WIDTH, subsequent_indent="  ")]
-        out += [f"  {_busy(mine)}"] if mine and _busy(mine) else []
+        out += [f"  {busy_line(mine)}"] if mine and busy_line(mine) else []
         if mine and not mine.ok:
             said = f"  exit code {mine.exit_code}: {(mine.stderr or ['(no error output)'])[-1]}"
             out.append(textwrap.fill(said, WIDTH, subsequent_indent="    "))

@@ -87,25 +87,6 @@ def provenance(rec: Recording, device_code: bool = False) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def busy(rec: Recording) -> str | None:
-    """How much of the CPUs' time other processes used around the run, as the recorder
-    measured it: "other load 3% before, 1% after". None when it was not measured (a snippet
-    that times nothing, an older recording) or the figure cannot be read."""
-    figure = getattr(rec, "busy", None)
-    return load_words(figure) if isinstance(figure, dict) else None
-
-
-def load_words(figure: dict) -> str | None:
-    """``other load 3% before, 1% after``, for the pages and the recorder's progress line;
-    None when the figure holds no share it can read."""
-    shown = []
-    for when in ("before", "after"):
-        value = figure.get(when)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
-            shown.append(f"{round(value * 100)}% {when}")
-    return f"other load {', '.join(shown)}" if shown else None
-
-
 def emulation(target, known) -> str | None:
     """For an emulated target (one that names its ``host`` target), what sets its runs apart
     from the host's on the same machine: "ONEDNN_MAX_CPU_ISA=AVX2, ATEN_CPU_CAPABILITY=avx2".

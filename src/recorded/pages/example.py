@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config.targets import Target
-from ..model import claims, describe, escape, lines
+from ..model import busy, claims, describe, escape, lines
 from ..model.renewal import Renewal
 from ..model.snippets import Snippet, strip_metadata
 from ..model.store import Recording, State, Status, Store
@@ -201,18 +201,12 @@ def _provenance(status: Status, target: Target, device_code: bool, ctx: Context)
     rec = status.recording
     assert rec is not None
     emulated = f"{target.label}: " if target.emulated else ""
-    busy = describe.busy(rec)
-    loaded = f" · busy machine, {busy}" if busy and rec.busy and _too_busy(rec.busy) else ""
+    said = busy.words(rec.busy)
+    loaded = f" · busy machine, {said}" if said and busy.too_busy(rec.busy) else ""
     words = escape.html(emulated + describe.provenance(rec, device_code) + loaded)
     href = ctx.link(describe.anchor(rec.machine))
     link = f' · <a href="{escape.html(href)}">the machine</a>' if href else ""
     return f'<p class="recorded-provenance">{words}{link}</p>'
-
-
-def _too_busy(figure: dict) -> bool:
-    return any(
-        isinstance(v, (int, float)) and v > 0.25 for k, v in figure.items() if k in ("before", "after")
-    )
 
 
 def _alike(shown: list[Status]) -> bool:

@@ -12,10 +12,8 @@ import os
 import time
 from pathlib import Path
 
-from ..model.describe import load_words
+from ..model import busy
 
-#: Above this share of the CPUs used by other work, timings are not to be trusted.
-LIMIT = 0.25
 WINDOW_S = 0.25  # 25 jiffies of each CPU at 100 Hz: a share to about 2%
 
 
@@ -54,10 +52,6 @@ def cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def describe(busy: dict) -> str:
+def describe(figure: dict) -> str:
     """``other load 3% before, 1% after`` for the progress line (the pages' words)."""
-    return load_words(busy) or "other load unknown"
-
-
-def too_busy(busy: dict) -> bool:
-    return any((busy.get(k) or 0) > LIMIT for k in ("before", "after"))
+    return busy.words(figure) or "other load unknown"

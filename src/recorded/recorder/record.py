@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from ..model.busy import LIMIT, too_busy
 from ..model.machines import Machine
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet, code_sha256
 from ..model.store import Recording, Run, State, Status, Store, utc_stamp
@@ -130,9 +131,9 @@ def record(
             print(
                 f"{label} {result.duration_s:.1f} s {result.status}{busy_note}", end="", flush=True, file=out
             )
-            if load is not None and busy_.too_busy(load):
+            if load is not None and too_busy(load):
                 print(
-                    f"\n    warning: other work used more than {busy_.LIMIT * 100:.0f}% of the CPUs around "
+                    f"\n    warning: other work used more than {LIMIT * 100:.0f}% of the CPUs around "
                     "this timing run; its figures may be off"
                     + (
                         "; not kept (--refuse-busy), the default; --keep-busy keeps such runs"
@@ -211,12 +212,12 @@ def _run_once(
             else _measure(other_load, "before")
         )
         for _ in range(BUSY_RETRIES if refuse_busy else 0):  # a passing burst may end
-            if not busy_.too_busy(load):
+            if not too_busy(load):
                 break
             time.sleep(BUSY_WAIT_S)
             load = _measure(other_load, "before")
-        if refuse_busy and busy_.too_busy(load):
-            why = f"the machine is busy ({busy_.describe(load)}, the limit is {busy_.LIMIT * 100:.0f}%); nothing recorded"
+        if refuse_busy and too_busy(load):
+            why = f"the machine is busy ({busy_.describe(load)}, the limit is {LIMIT * 100:.0f}%); nothing recorded"
             return None, load, why
     stores = [store.snippets_dir, store.recordings_dir]
     contained = sandbox.required()
