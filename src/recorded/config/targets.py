@@ -263,7 +263,7 @@ def _check_entry(name: str, entry: object, where: str) -> Target:
         raise TargetError(
             f"{shown} requires.gpu is no longer a key: a target with a device declares it, "
             f"device = <the key of a known one: {sorted(devices.known())}> or a table of "
-            "name, probe and available (src/recorded/builtin.toml shows one)."
+            "name, probe and available (src/recorded/config/builtin.toml shows one)."
         )
     v = schema.validate(SCHEMA, entry, where, table, TargetError)
     check = Check(v["check"]["code"], v["check"]["prints"].strip()) if v["check"] else None
@@ -325,7 +325,7 @@ def _requirement(value: dict, device: Device | None, shown: str) -> Requirement:
         if bad:
             raise TargetError(
                 f"{shown} requires.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
-                "Linux shows in /proc/cpuinfo (known ones: recorded/cpu_flags.py)."
+                "Linux shows in /proc/cpuinfo (known ones: src/recorded/config/cpu_flags.py)."
             )
     both = sorted(set(value["flags"]) & set(value["absent"]))
     if both:

@@ -6,7 +6,7 @@ never runs a snippet. The project's script (here scripts/make_notebook.py) write
 where mkdocs-jupyter renders it as a page with a download button.
 
 What goes in, in the order of the lesson's ``pages``: the prose of each page as Markdown
-cells, one per heading, made plain by ``notebook_markdown``; each ``/// recorded | snippet``
+cells, one per heading, made plain by ``prose.convert_markdown``; each ``/// recorded | snippet``
 block as a code cell with the snippet's code, without its metadata header, and what the
 fresh recording on the notebook's target (the first declared target that provides only
 a CPU) printed as the cell's output.

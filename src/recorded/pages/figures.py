@@ -58,10 +58,11 @@ def find(pattern: str, lines: list[str], where: str) -> re.Match:
     return m
 
 
-def machine_label(target, machine: Machine) -> str:
+def machine_label(target, machine: Machine, cpu: bool = False) -> str:
     """A short name for a legend: the device, or the CPU model with its most telling feature,
-    or for an emulated target (the host's CPU with limits), the model and the limit."""
-    if target.needs_device and machine.device:
+    or for an emulated target (the host's CPU with limits), the model and the limit.
+    With ``cpu``, the CPU even on a device's target (for a CPU snippet run there)."""
+    if target.needs_device and machine.device and not cpu:
         return str(machine.device.get("name"))
     model = machine.cpu.get("model") or "unknown CPU"
     model = re.sub(r"\((R|TM)\)", "", model).replace(" Processor", "").strip()
@@ -71,15 +72,92 @@ def machine_label(target, machine: Machine) -> str:
     return f"{model}, {feature[0]}" if feature else model
 
 
-def new_figure(width: float, height: float, ncols: int = 1):
+#: One width for every figure, in inches, and its font size in points. An SVG is shown at its
+#: natural size (1 pt = 1.333 CSS px) when it is narrower than the page's column and scaled
+#: down to the column when wider. 5.2 in is 499 px: natural size on a desktop (a 700-760 px
+#: column), where 12 pt is 16 px and SMALLEST is 14.7 px; on a 390 px phone (a 358 px column)
+#: it is scaled by 358/499, and 12 pt is 11.5 px, SMALLEST 10.5 px. Panels stack, never
+#: side by side, so that one drawing serves both.
+WIDTH = 5.2
+FONT_SIZE = 12
+#: The smallest font a figure may use, in points (value labels, ticks).
+SMALLEST = 11
+
+
+def new_figure(height: float, nrows: int = 1, height_ratios: list[float] | None = None):
+    """A figure WIDTH wide with nrows panels stacked, on a white card."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.hashsalt": "recorded", "font.size": 10, "svg.fonttype": "path"})
+    plt.rcParams.update(
+        {
+            "svg.hashsalt": "recorded",
+            "font.size": FONT_SIZE,
+            "axes.titlesize": FONT_SIZE,
+            "axes.labelsize": FONT_SIZE,
+            "xtick.labelsize": SMALLEST,
+            "ytick.labelsize": FONT_SIZE,
+            "legend.fontsize": FONT_SIZE,
+            "figure.titlesize": FONT_SIZE + 1,
+            "svg.fonttype": "path",
+        }
+    )
     # A white card, so the figure reads the same in the light and the dark palette.
-    return plt.subplots(1, ncols, figsize=(width, height), facecolor="white", layout="constrained")
+    return plt.subplots(
+        nrows,
+        1,
+        figsize=(WIDTH, height),
+        facecolor="white",
+        layout="constrained",
+        gridspec_kw={"height_ratios": height_ratios} if height_ratios else None,
+    )
+
+
+def drawn_texts(fig) -> list:
+    """The texts a drawn figure shows: not the labels of ticks outside their axis's view, nor
+    an axis's labels where its axes are switched off."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()
+    hidden: set[int] = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not ax.axison or not lo - 1e-9 * abs(hi - lo) <= tick.get_loc() <= hi * (1 + 1e-9):
+                    hidden.update({id(tick.label1), id(tick.label2)})
+            if not ax.axison:
+                hidden.update({id(axis.label), id(axis.offsetText)})
+    return [
+        t
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and id(t) not in hidden and t.get_figure(root=True) is fig
+    ]
+
+
+def text_problems(fig) -> list[str]:
+    """What a reader would trip on in a drawn figure: text smaller than SMALLEST, text cut
+    by the figure's edge, and texts that overlap each other (one line each)."""
+    texts = drawn_texts(fig)
+    renderer = fig.canvas.get_renderer()
+    edge = fig.bbox
+    boxes = [(t, t.get_window_extent(renderer)) for t in texts]
+    boxes = [(t, b) for t, b in boxes if b.width > 0 and b.height > 0]
+    problems = []
+    for t, b in boxes:
+        name = repr(t.get_text())
+        if t.get_fontsize() < SMALLEST:
+            problems.append(f"{name} is {t.get_fontsize():g} pt, under {SMALLEST}")
+        if b.x0 < edge.x0 - 0.5 or b.y0 < edge.y0 - 0.5 or b.x1 > edge.x1 + 0.5 or b.y1 > edge.y1 + 0.5:
+            problems.append(f"{name} is cut by the figure's edge")
+    for i, (t, b) in enumerate(boxes):
+        for u, c in boxes[i + 1 :]:
+            # Overlap beyond a point either way: line boxes of stacked texts may touch.
+            if min(b.x1, c.x1) - max(b.x0, c.x0) > 1 and min(b.y1, c.y1) - max(b.y0, c.y0) > 1:
+                problems.append(f"{t.get_text()!r} overlaps {u.get_text()!r}")
+    return problems
 
 
 def lesson_figures(root: Path, lesson: Lesson) -> tuple[Figure, ...]:

@@ -78,7 +78,7 @@ def record(
     called after every run, also for a failed run that was not written because a good
     recording is kept, and before the next run starts (so a caller keeps what finished
     before a Ctrl-C). ``admit(target, machine)`` may refuse a target's machine, by raising,
-    before its first run: one tab, one machine (see kinds.py).
+    before its first run: one tab, one machine (see admit.py).
     """
     if out is None:
         out = sys.stderr
