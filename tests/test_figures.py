@@ -8,7 +8,7 @@ import pytest
 
 from recorded.config import lessons
 from recorded.model.store import Store
-from recorded.pages.figures import lesson_figures, out_of_date, path
+from recorded.pages.figures import WIDTH, lesson_figures, out_of_date, path, text_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = [lesson for lesson in lessons.load(ROOT).values() if lesson.figures]
@@ -24,6 +24,39 @@ def test_every_figure_is_shown_with_alt_text(lesson, fig):
     for line in uses:
         alt = line.strip().removeprefix("![").split("](")[0]
         assert len(alt) > 40, f"{file} needs alt text that describes the picture, got {alt!r}"
+
+
+@pytest.mark.parametrize(("lesson", "fig"), FIGURES, ids=lambda x: getattr(x, "name", ""))
+def test_every_figure_reads_on_a_phone(lesson, fig):
+    # WIDTH wide, shown at natural size on a desktop and scaled to a phone's column, its text
+    # must be no smaller than SMALLEST, whole, and clear of other text.
+    import matplotlib.pyplot as plt
+
+    drawn = fig.draw(fig.data(Store(ROOT)))
+    try:
+        assert drawn.get_size_inches()[0] <= WIDTH
+        assert text_problems(drawn) == []
+    finally:
+        plt.close(drawn)
+
+
+def test_text_problems_finds_small_cut_and_overlapping_text():
+    import matplotlib.pyplot as plt
+
+    from recorded.pages.figures import new_figure
+
+    drawn, ax = new_figure(2)
+    try:
+        ax.bar_label(ax.bar([0, 1], [80.13, 80.4]), fmt="%.3g", fontsize=7)  # the old worked example's
+        ax.text(0.5, 0.5, "80 80", transform=ax.transAxes)
+        ax.text(0.52, 0.5, "80.4", transform=ax.transAxes)
+        ax.set_title("a title far wider than the figure it is the title of, cut at both ends" * 2)
+        found = text_problems(drawn)
+        assert any("under 11" in p for p in found)
+        assert any("cut by the figure's edge" in p for p in found)
+        assert "'80 80' overlaps '80.4'" in found
+    finally:
+        plt.close(drawn)
 
 
 def test_a_changed_recording_makes_its_figure_out_of_date(tmp_path):

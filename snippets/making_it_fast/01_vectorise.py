@@ -4,19 +4,16 @@
 # [tool.recorded]
 # timing = true
 # ///
-"""Sum of squares of a million numbers: a Python loop against one NumPy call, and two NumPy calls
-against each other."""
+"""Sum of squares of a million numbers: a Python loop against two NumPy calls."""
 
-# region imports
+# region set-up: imports, the timing rule, one thread for NumPy
 import math
 import os
 import random
 import statistics
 import time
 
-# endregion
-
-# region the timing rule: spread(), verdict(), turns()
+# The timing rule: spread(), verdict(), turns().
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -59,9 +56,6 @@ def turns(names, rounds, seed=0):
     return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
 
 
-# endregion
-
-# region one thread for NumPy's libraries
 # One thread for every library NumPy may hand work to (OpenBLAS, MKL, Apple's Accelerate), set
 # before NumPy loads them: every line below then runs on one core, so no speed-up comes from a
 # second one.
@@ -73,6 +67,7 @@ import numpy as np  # noqa: E402 (after the thread settings, on purpose)
 # endregion
 
 values = np.random.default_rng(seed=0).normal(size=1_000_000)
+# region python_loop(): total += v * v, one number at a time
 numbers = values.tolist()  # plain floats for the loop, made before any timing
 
 
@@ -83,6 +78,9 @@ def python_loop():
     return total
 
 
+# endregion
+
+
 def multiply_then_sum():
     return float((values * values).sum())  # two passes: a temporary array
 
@@ -91,23 +89,22 @@ def dot():
     return float(values @ values)  # one pass, no temporary (BLAS)
 
 
+# region check the three agree, then time them in turns and print
 loop_result = python_loop()  # each adds in its own order: use a tolerance
 same = all(math.isclose(loop_result, f(), rel_tol=1e-9) for f in (multiply_then_sum, dot))
 print("threads: 1")
 print("same result (relative tolerance 1e-9):", same)
 
 
-# region ms(): one timed call
+# One timed call, in milliseconds.
 def ms(fn):
     start = time.perf_counter()
     fn()
     return (time.perf_counter() - start) * 1000
 
 
-# endregion
-
-# Each was called once above: warmed up. Then 18 rounds in a changing order: the loop once a
-# round, each NumPy call 7 times (it is 50 times quicker).
+# Each ran once in the check above: that was its warm-up. Then 18 rounds in a changing order:
+# the loop once a round, each NumPy call 7 times (each is many times quicker).
 calls = {python_loop: 1, multiply_then_sum: 7, dot: 7}
 timings = {fn: [] for fn in calls}
 for order in turns(list(calls), rounds=18):
@@ -116,7 +113,7 @@ for order in turns(list(calls), rounds=18):
 loop_ms, two_pass_ms, dot_ms = timings.values()
 
 
-# region print the medians, IQRs and speed-ups
+# The medians, IQRs and speed-ups, then the verdicts.
 def show(label, samples, digits):
     median, q1, q3 = spread(samples)
     print(f"{label} {median:.{digits}f} ms (median of {len(samples)}, IQR {q1:.{digits}f}-{q3:.{digits}f})")
@@ -129,6 +126,6 @@ print(f"speed-up, loop to (values * values).sum(): {spread(loop_ms)[0] / spread(
 print(
     f"speed-up, (values * values).sum() to values @ values: {spread(two_pass_ms)[0] / spread(dot_ms)[0]:.1f}x"
 )
-# endregion
 print("(values * values).sum() vs python loop here:", verdict(loop_ms, two_pass_ms))
 print("values @ values vs (values * values).sum() here:", verdict(two_pass_ms, dot_ms))
+# endregion

@@ -6,7 +6,7 @@
 # ///
 """The same training loop on any CPU: bfloat16 autocast, and no GradScaler needed."""
 
-# region imports
+# region imports, the timing rule, the synthetic data
 import math
 import random
 import statistics
@@ -16,9 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# endregion
-
-# region the timing rule: spread(), verdict(), turns()
+# The timing rule: spread(), verdict(), turns().
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -61,9 +59,7 @@ def turns(names, rounds, seed=0):
     return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
 
 
-# endregion
-
-# region synthetic data
+# Synthetic data.
 torch.manual_seed(0)
 features = torch.randn(2048, 256)
 labels = features[:, :10].argmax(dim=1)  # a learnable rule: the largest of the first 10
@@ -88,26 +84,29 @@ class Run:
     # endregion
     def epoch(self, timed):
         for i in torch.randperm(len(features), generator=self.order).split(BATCH):
+            # region start the clock; take the batch
             start = time.perf_counter()
             xb, yb = features[i], labels[i]
-            # bfloat16 has float32's range: no loss scaling.
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.use_bfloat16):
+            # endregion
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.use_bfloat16):  # no GradScaler
                 self.logits = self.model(xb)
                 self.loss = F.cross_entropy(self.logits, yb)
+            # region backward and step as in float32; keep the step's time and the loss
             self.optimizer.zero_grad(set_to_none=True)
             self.loss.backward()
             self.optimizer.step()
             if timed:
                 self.step_ms.append((time.perf_counter() - start) * 1000)
             self.losses.append(self.loss.item())
+            # endregion
 
 
+# region train both, taking turns epoch by epoch; print the dtypes, the loss, the timings, the verdict
 bf16, fp32 = Run(use_bfloat16=True), Run(use_bfloat16=False)
 for epoch, order in enumerate(turns([bf16, fp32], EPOCHS)):  # epoch 0 warms up
     for run in order:  # the runs take turns, in a changing order
         run.epoch(timed=epoch > 0)
 
-# region print the dtypes (other ops' too), the loss and the timings
 print("threads:", torch.get_num_threads())
 print("activations computed in:", bf16.logits.dtype)
 print("loss computed in:", bf16.loss.dtype)
@@ -135,5 +134,5 @@ for label, run in (("float32: ", fp32), ("bfloat16:", bf16)):
     median, q1, q3 = spread(run.step_ms)
     print(f"{label} {median:.2f} ms per step (median of {len(run.step_ms)}, IQR {q1:.2f}-{q3:.2f})")
 print(f"bfloat16 time / float32 time: {spread(bf16.step_ms)[0] / spread(fp32.step_ms)[0]:.2f}")
-# endregion
 print("bf16 vs fp32 training here:", verdict(fp32.step_ms, bf16.step_ms))
+# endregion

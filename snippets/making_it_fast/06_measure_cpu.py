@@ -4,10 +4,10 @@
 # [tool.recorded]
 # timing = true
 # ///
+# region imports; spread(), verdict(), turns(); CPU checks; the model; one Timer a variant
 """Is bfloat16 faster than float32 on this CPU? Measure it with PyTorch's own timer, and let
 the spread of the timings decide, not two medians."""
 
-# region imports
 import math
 import random
 import statistics
@@ -17,9 +17,6 @@ import torch
 from torch import nn
 from torch.utils import benchmark
 
-# endregion
-
-# region the timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -62,10 +59,6 @@ def turns(names, rounds, seed=0):
     return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
 
 
-# endregion
-
-
-# region cpu_has(), onednn_bf16()
 def cpu_has(flag):
     """Whether the CPU advertises an instruction set (Linux only; else unknown)."""
     try:
@@ -83,14 +76,10 @@ def onednn_bf16():
         return "unknown"
 
 
-# endregion
-
-# region the model, a batch of 256, the thread count
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).eval()
 batch = torch.randn(256, 1024)
 threads = torch.get_num_threads()  # what PyTorch uses here by default
-# endregion
 
 # bfloat16 runs *inside* autocast: outside, it would time float32 again.
 statements = {
@@ -98,7 +87,6 @@ statements = {
     "bfloat16": "with torch.autocast('cpu', dtype=torch.bfloat16):\n    model(batch)",
     "float32 again": "model(batch)",  # A/A: the same code
 }
-# region one benchmark.Timer per variant, at this machine's thread count
 timers = {
     name: benchmark.Timer(
         stmt=stmt,
@@ -110,22 +98,20 @@ timers = {
     )
     for name, stmt in statements.items()
 }
-# endregion
-
-# Short rounds, taking turns in a changing order: a slow spell, or what ran just before,
-# hits every variant alike.
 ROUNDS = 6
 rounds = {name: [] for name in timers}
+# endregion
 with torch.inference_mode():
+    # Six short rounds in the order turns() gives: no variant always follows another.
     for order in turns(list(timers), ROUNDS):
         for name in order:
             rounds[name].append(timers[name].blocked_autorange(min_run_time=0.1))
+    # region the dtype under autocast; merge each variant's rounds; print the features, medians, IQRs
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out_dtype = model(batch).dtype
 results = {name: benchmark.Measurement.merge(measurements)[0] for name, measurements in rounds.items()}
 times_ms = {name: [t * 1000 for t in m.times] for name, m in results.items()}
 
-# region print the CPU's features, the timings and their ratio
 print("threads:", threads)
 print("CPU capability PyTorch dispatches to:", torch.backends.cpu.get_cpu_capability())
 print("oneDNN bfloat16 path available:", onednn_bf16())

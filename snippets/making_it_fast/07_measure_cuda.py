@@ -5,10 +5,10 @@
 # requires = ["cuda"]
 # timing = true
 # ///
+# region imports; spread(), verdict(), turns(); GPU check; TF32 switch; the model; four variants
 """The same comparison on a GPU, where the clock may only be read once the GPU has finished,
 with TF32 beside it: float32 matrix products on the tensor cores, at reduced precision."""
 
-# region imports
 import math
 import random
 import statistics
@@ -17,9 +17,6 @@ import time
 import torch
 from torch import nn
 
-# endregion
-
-# region the timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -62,9 +59,6 @@ def turns(names, rounds, seed=0):
     return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
 
 
-# endregion
-
-# region GPU check, TF32 settings
 if not torch.cuda.is_available():
     raise SystemExit("This example needs an NVIDIA GPU: torch.cuda.is_available() is False.")
 
@@ -97,9 +91,6 @@ def use_tf32(on):
         torch.set_float32_matmul_precision("high" if on else "highest")
 
 
-# endregion
-
-# region the model; variants float32, TF32, bfloat16, float32 again (A/A)
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(4096, 16384), nn.GELU(), nn.Linear(16384, 4096)).cuda().eval()
 batch = torch.randn(2048, 4096, device="cuda")
@@ -122,9 +113,9 @@ variants = {  # name: (what to run, TF32 allowed)
     "float32 again": (float32_forward, False),  # A/A: the same code
 }
 CALLS, SAMPLES = 5, 32  # 32 rounds: 8 cycles of the four variants' orders
+
+
 # endregion
-
-
 def time_block(fn):
     """Milliseconds per call over a block of calls, the clock read only after the GPU is done."""
     torch.cuda.synchronize()  # start from an idle GPU
@@ -135,20 +126,18 @@ def time_block(fn):
     return (time.perf_counter() - start) / CALLS * 1000
 
 
+# region warm-up; 32 rounds in the order turns() gives; print the medians, IQRs and verdicts
 times_ms = {name: [] for name in variants}
 with torch.inference_mode():
-    # region warm-up
     for fn, tf32 in variants.values():  # warm-up: kernel selection, memory pool growth
         use_tf32(tf32)
         for _ in range(3):
             fn()
-    # endregion
     for order in turns(list(variants), SAMPLES):  # taking turns in a changing order
         for name in order:
             fn, tf32 = variants[name]
             use_tf32(tf32)
             times_ms[name].append(time_block(fn))
-    # region print the setup, the medians and IQRs
     use_tf32(False)
     out_dtype = bfloat16_forward().dtype
 
@@ -161,9 +150,9 @@ for name, samples in times_ms.items():
     median, q1, q3 = spread(samples)
     print(f"{name + ':':9} {median:.2f} ms per batch (median of {len(samples)}, IQR {q1:.2f}-{q3:.2f})")
 float32_median = statistics.median(times_ms["float32"])
-# endregion
 print(f"TF32 time / float32 time: {statistics.median(times_ms['TF32']) / float32_median:.2f}")
 print("TF32 vs fp32 here:", verdict(times_ms["float32"], times_ms["TF32"]))
 print(f"bfloat16 time / float32 time: {statistics.median(times_ms['bfloat16']) / float32_median:.2f}")
 print("bf16 vs fp32 here:", verdict(times_ms["float32"], times_ms["bfloat16"]))
 print("A/A, float32 vs float32 here:", verdict(times_ms["float32"], times_ms["float32 again"]))
+# endregion

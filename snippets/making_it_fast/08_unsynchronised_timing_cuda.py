@@ -5,18 +5,16 @@
 # requires = ["cuda"]
 # timing = true
 # ///
+# region imports, GPU check; two 8192 x 8192 matrices, warmed up
 """How a GPU timing lies: reading the clock before the GPU has finished."""
 
-# region imports, GPU check
 import time
 
 import torch
 
 if not torch.cuda.is_available():
     raise SystemExit("This example needs an NVIDIA GPU: torch.cuda.is_available() is False.")
-# endregion
 
-# region two 8192 x 8192 matrices, warmed up
 a = torch.randn(8192, 8192, device="cuda")
 b = torch.randn(8192, 8192, device="cuda")
 for _ in range(3):  # warm-up
@@ -32,6 +30,7 @@ def timed(sync: bool, repeats: int = 20) -> float:
     if sync:
         torch.cuda.synchronize()  # wait until the queued work is done
     elapsed = (time.perf_counter() - start) / repeats * 1000
+    # region leave the GPU idle; time it both ways, print both and how far apart they are
     torch.cuda.synchronize()  # leave an idle GPU for the next measurement
     return elapsed
 
@@ -42,3 +41,4 @@ print(f"without synchronize: {wrong:.3f} ms per matmul (the time to queue it)")
 print(f"with synchronize:    {right:.3f} ms per matmul (the time to compute it)")
 print(f"the unsynchronised figure is {right / wrong:.0f}x too small")
 print("unsynchronised timing far below the real one:", wrong * 5 < right)
+# endregion

@@ -5,9 +5,9 @@
 # timing = true
 # timeout = 600
 # ///
+# region set-up: imports, the timing rule, a model of small products with long element-wise tails, helpers
 """torch.compile: what the first call costs, and what the calls after it gain."""
 
-# region imports
 import math
 import random
 import statistics
@@ -16,9 +16,7 @@ import time
 import torch
 from torch import nn
 
-# endregion
-
-# region the timing rule: spread(), verdict(), turns()
+# The timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -61,9 +59,7 @@ def turns(names, rounds, seed=0):
     return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
 
 
-# endregion
-
-# region the model: small matmuls, long element-wise tails
+# The model: small matrix products, long element-wise tails
 torch.manual_seed(0)
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -71,9 +67,9 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 class Block(nn.Module):
     """One small matrix product, then a long tail of element-wise work: GELU (tanh form) and an
     RMS norm written out op by op. Eager PyTorch runs each of those ops as its own pass over the
-    whole activation; torch.compile can fuse them into a few. With a 256-wide product, that tail
-    is a large share of the time, so fusion has something to save. Where most of the time goes
-    into the matrix products themselves, fusing what lies between them saves less."""
+    whole activation; torch.compile can fuse them into a few. Fusion saves passes over memory in
+    that tail only: it does not make the matrix product faster, so the larger the share of a
+    model's time its matrix products take, the less fusion can save."""
 
     def __init__(self, dim):
         super().__init__()
@@ -89,10 +85,9 @@ class Block(nn.Module):
 
 model = nn.Sequential(Block(256), Block(256)).to(device).eval()
 batch = torch.randn(4096, 256, device=device)
-# endregion
 
 
-# region sync(), call_ms(), recompiles()
+# Helpers: sync(), call_ms(), recompiles()
 def sync():
     if device == "cuda":
         torch.cuda.synchronize()
@@ -126,6 +121,7 @@ REPEATS = 30
 with torch.inference_mode():
     sync()
     first_s = call_ms(compiled) / 1000  # traces the model, generates code
+    # region warm-up, then eager and compiled take turns, 30 calls each; same results?
     model(batch), compiled(batch)  # warm-up for both
     eager_ms, compiled_ms = [], []
     timed = {model: eager_ms, compiled: compiled_ms}
@@ -133,12 +129,12 @@ with torch.inference_mode():
         for fn in order:
             timed[fn].append(call_ms(fn))
     same = torch.allclose(model(batch), compiled(batch), rtol=1e-3, atol=1e-4)
-    # Compiled for what it saw: 4096 rows, gradients off.
-    new_shape = recompiles(lambda: compiled(batch[:1000]))
+    # endregion
+    new_shape = recompiles(lambda: compiled(batch[:1000]))  # it saw 4096 rows
 with torch.enable_grad():
-    new_grad_mode = recompiles(lambda: compiled(batch))
+    new_grad_mode = recompiles(lambda: compiled(batch))  # it saw gradients off
 
-# region print the device, the timings and the checks
+# region print the timings, the checks, the verdict and the calls that repay the compilation
 print("device:", device)
 print("threads:", torch.get_num_threads())
 print(f"first compiled call: {first_s:.1f} s (tracing and code generation)")
@@ -151,9 +147,9 @@ print("same results (within float tolerance):", same)
 print("another batch size needs a new compilation:", new_shape)
 print("switching gradients on needs a new compilation:", new_grad_mode)
 print("first call costs more than 100 steady calls:", first_s * 1000 > 100 * compiled_median)
-# endregion
 result = verdict(eager_ms, compiled_ms)
 print("compiled vs eager here:", result)
 if result == "faster":  # only a real speed-up repays compiling
     calls = first_s * 1000 / (eager_median - compiled_median)
     print(f"calls before the compile time is paid back: {calls:.0f}")
+# endregion

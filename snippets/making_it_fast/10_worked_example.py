@@ -5,14 +5,16 @@
 # timing = true
 # timeout = 600
 # ///
-# region docstring, imports
+# region set-up: imports, the timing rule, sizes, make_data(), peak_rss_mb()
 """Worked example: one small training run, four ways, measured the same way.
 
 Each configuration trains the same model on the same synthetic data in a process of its
 own, so that its peak memory is its own: on a GPU, the peak of memory allocated by
 PyTorch on the device; on a CPU, the peak resident memory of the whole process, the
-Python interpreter and PyTorch's own libraries included. The four take turns, one epoch
-at a time in a changing order, so that no configuration always runs after another.
+Python interpreter and PyTorch's own libraries included. Either peak also covers the data
+and the final evaluation pass over the whole held-out set, so it is not the memory of
+training alone. The four take turns, one epoch at a time in a changing order, so that no
+configuration always runs after another.
 """
 
 import math
@@ -26,9 +28,7 @@ import time
 import torch
 from torch import nn
 
-# endregion
-
-# region the timing rule: spread(), verdict(), turns()
+# The timing rule: spread(), verdict(), turns()
 MIN_EFFECT = 0.10  # below 10% is never called, however tight the spread
 
 
@@ -71,9 +71,7 @@ def turns(names, rounds, seed=0):
     return [[names[x] for x in rows[r % len(rows)]] for r in range(rounds)]
 
 
-# endregion
-
-# region sizes, make_data(), peak_rss_mb()
+# Sizes, make_data(), peak_rss_mb()
 # The first epoch is a warm-up (and, compiled, includes the compilation); the 8 timed ones are two
 # full cycles of the four configurations' orders.
 EPOCHS = 9
@@ -108,9 +106,9 @@ def peak_rss_mb():
 
 
 def train(config, device, conn):
+    # region docstring; data, model, Adam, loss
     """One configuration in its own process: an epoch each time it is asked, then its
     accuracy and peak memory."""
-    # region data, model, optimizer
     torch.manual_seed(0)
     x_train, y_train = (t.to(device) for t in make_data(TRAIN, seed=1))
     x_test, y_test = (t.to(device) for t in make_data(TEST, seed=2))
@@ -125,14 +123,13 @@ def train(config, device, conn):
     scaler = torch.amp.GradScaler(device, enabled=dtype is torch.float16)
     forward = torch.compile(model) if config == "torch.compile" else model
 
-    # region sync(), peak memory reset
+    # region an epoch each time it is asked: autocast around the forward pass and the loss, the scaler around backward and step; timed
     def sync():
         if device == "cuda":
             torch.cuda.synchronize()
 
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    # endregion
 
     order = torch.Generator(device=device).manual_seed(3)  # the same batches in every process
     while conn.recv() == "epoch":
@@ -147,8 +144,9 @@ def train(config, device, conn):
             scaler.update()
         sync()
         conn.send(time.perf_counter() - start)
+    # endregion
 
-    # region accuracy, peak memory, results
+    # region accuracy on the held-out set, peak memory, results
     with torch.no_grad(), torch.autocast(device, dtype=dtype or torch.float32, enabled=dtype is not None):
         accuracy = (forward(x_test).argmax(dim=1) == y_test).float().mean().item() * 100
     if device == "cuda":
@@ -159,15 +157,15 @@ def train(config, device, conn):
     # endregion
 
 
+# region main: a process per configuration; they take turns, an epoch each; each printed against float32
 if __name__ == "__main__":
     device = "cuda" if torch.cuda.is_available() else "cpu"
     configs = ["float32", "bfloat16 autocast", "float16 autocast + GradScaler", "torch.compile"]
-    # region print the device and oneDNN's 16-bit paths; one process per configuration
+    # Print the device and oneDNN's 16-bit paths; start one process per configuration.
     print(f"device: {device}, {EPOCHS} epochs of {TRAIN} samples, held-out set of {TEST}")
     if device == "cpu":
-        # oneDNN runs 16-bit matrix products fast on CPUs with the instructions for them; where it
-        # has no path for a format, PyTorch (as of torch 2.13) computes that format's products in a
-        # slow generic kernel.
+        # oneDNN runs 16-bit matrix products fast on CPUs with the instructions for them: these
+        # two lines say whether it has a path for each format on this CPU.
         onednn = torch.backends.mkldnn.is_available()
         print("oneDNN bfloat16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported())
         print("oneDNN float16 path available:", onednn and torch.ops.mkldnn._is_mkldnn_fp16_supported())
@@ -179,7 +177,6 @@ if __name__ == "__main__":
         ours, theirs = context.Pipe()
         context.Process(target=train, args=(config, device, theirs), daemon=True).start()
         workers[config] = ours
-    # endregion
     epochs = {config: [] for config in configs}
     for order in turns(configs, EPOCHS):  # one epoch each, taking turns in a changing order
         for config in order:
@@ -189,7 +186,7 @@ if __name__ == "__main__":
     for config, conn in workers.items():
         conn.send("done")
         results[config] = conn.recv() | {"first": epochs[config][0], "epochs": epochs[config][1:]}
-    # region print the rows, each against float32, the compile time
+    # Print the rows, each against float32, and the compile time.
     print("threads:", results["float32"]["threads"])
     for config, r in results.items():
         median, q1, q3 = spread(r["epochs"])
@@ -213,4 +210,4 @@ if __name__ == "__main__":
     r = results["torch.compile"]
     compile_s = r["first"] - spread(r["epochs"])[0]
     print(f"torch.compile: compilation took about {compile_s:.1f} s of the first epoch")
-    # endregion
+# endregion

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from ..config.lessons import Lesson
-from ..model import describe
 from ..model.machines import Machine
 from ..model.snippets import load
 from ..model.store import State, Store
@@ -37,11 +36,24 @@ class Figure:
     draw: Callable[[dict], Any]  # a matplotlib Figure
 
 
-def fresh_stdout(store: Store, snippet: str, target: str) -> tuple[list[str], Machine] | None:
-    """The printed lines and machine of a fresh, good recording, or None."""
+@dataclass(frozen=True)
+class Printed:
+    """What a good recording shown on the pages printed, on which machine, and whether it ran
+    an earlier version of the snippet's code (the pages say so under it; a figure says so too)."""
+
+    lines: list[str]
+    machine: Machine
+    earlier: bool
+
+
+def printed(store: Store, snippet: str, target: str) -> Printed | None:
+    """The good recording of the snippet on the target that its page shows (fresh, or of an
+    earlier version of its code), or None."""
     status = store.status(load(store.snippets_dir, snippet, store.targets), target)
     rec = status.recording
-    return (rec.stdout, rec.machine) if status.state is State.FRESH and rec is not None else None
+    if rec is None or rec.status != "ok" or status.state not in (State.FRESH, State.STALE):
+        return None
+    return Printed(rec.stdout, rec.machine, status.state is State.STALE)
 
 
 def search(pattern: str, lines: list[str]) -> re.Match | None:
@@ -58,29 +70,14 @@ def find(pattern: str, lines: list[str], where: str) -> re.Match:
     return m
 
 
-def machine_label(target, machine: Machine, cpu: bool = False) -> str:
-    """A short name for a legend: the device, or the CPU model with its most telling feature,
-    or for an emulated target (the host's CPU with limits), the model and the limit.
-    With ``cpu``, the CPU even on a device's target (for a CPU snippet run there)."""
-    if target.needs_device and machine.device and not cpu:
-        return str(machine.device.get("name"))
-    model = machine.cpu.get("model") or "unknown CPU"
-    model = re.sub(r"\((R|TM)\)", "", model).replace(" Processor", "").strip()
-    if target.emulated:  # its features are not all in use
-        return f"{model}, {target.label}"
-    feature = describe.telling_features(machine)[:1]
-    return f"{model}, {feature[0]}" if feature else model
-
-
 #: One width for every figure, in inches, and its font size in points. An SVG is shown at its
 #: natural size (1 pt = 1.333 CSS px) when it is narrower than the page's column and scaled
 #: down to the column when wider. 5.2 in is 499 px: natural size on a desktop (a 700-760 px
-#: column), where 12 pt is 16 px and SMALLEST is 14.7 px; on a 390 px phone (a 358 px column)
-#: it is scaled by 358/499, and 12 pt is 11.5 px, SMALLEST 10.5 px. Panels stack, never
-#: side by side, so that one drawing serves both.
+#: column), where 12 pt is 16 px; on a 390 px phone (a 358 px column) it is scaled by
+#: 358/499, and 12 pt is 11.5 px. Panels stack, never side by side, so one drawing serves both.
 WIDTH = 5.2
 FONT_SIZE = 12
-#: The smallest font a figure may use, in points (value labels, ticks).
+#: The smallest font a figure may use, in points: 14.7 px on a desktop, 10.5 px on a phone.
 SMALLEST = 11
 
 
@@ -97,7 +94,7 @@ def new_figure(height: float, nrows: int = 1, height_ratios: list[float] | None 
             "font.size": FONT_SIZE,
             "axes.titlesize": FONT_SIZE,
             "axes.labelsize": FONT_SIZE,
-            "xtick.labelsize": SMALLEST,
+            "xtick.labelsize": FONT_SIZE,
             "ytick.labelsize": FONT_SIZE,
             "legend.fontsize": FONT_SIZE,
             "figure.titlesize": FONT_SIZE + 1,
