@@ -35,16 +35,12 @@ epoch_losses = []
 steps = 0
 # endregion
 for epoch in range(3):
-    # region a loss sum that stays on the GPU
-    loss_sum = torch.zeros((), device="cuda")
-    # endregion
+    loss_sum = torch.zeros((), device="cuda")  # summed on the GPU, read once an epoch
     for xb, yb in loader:
-        # region the batch to the GPU; forward pass and loss under float16 autocast
         xb, yb = xb.to("cuda", non_blocking=True), yb.to("cuda", non_blocking=True)
         with torch.autocast("cuda", dtype=torch.float16):
             logits = model(xb)
             loss = loss_fn(logits, yb)
-        # endregion
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()  # scaled up, so small grads survive
         scaler.step(optimizer)  # unscales and steps, or skips the step on inf/nan
@@ -53,9 +49,7 @@ for epoch in range(3):
         loss_sum += loss.detach()  # stays on the GPU: no sync
         steps += 1
         # endregion
-    # region read the mean loss, once per epoch
     epoch_losses.append(loss_sum.item() / len(loader))  # one sync per epoch
-    # endregion
 
 # region print the dtypes, the loss, the skipped steps and the scale; other ops under autocast
 # Read the scale once, after the loop. With fewer steps than the growth interval (2000 by

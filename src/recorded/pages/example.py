@@ -96,9 +96,10 @@ def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
             parts.append(block)
             continue
         opened = " open" if seg.region in spec.unfold else ""
+        count = f"{seg.lines} line" + ("" if seg.lines == 1 else "s")
         parts.append(
             f'<details class="recorded-region"{opened}><summary>{escape.html(seg.region)} '
-            f'<span class="recorded-region-lines">{seg.lines} lines</span></summary>{block}</details>'
+            f'<span class="recorded-region-lines">{count}</span></summary>{block}</details>'
         )
     # The copy button copies the runnable file as the page shows it, every region in it.
     whole = snippet.display_source()
