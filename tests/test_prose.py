@@ -1,57 +1,22 @@
 """Every sentence on the site is the project's own: no run of ten or more words of the seed
-lesson (the brief the lesson was written from, in ../shared/seed/) stands on a page as the
-seed wrote it. Facts carry over; sentences do not.
-
-Both texts are compared as words only: lower case, with punctuation and Markdown markup
-turned into spaces, so a copied sentence is found whatever its formatting or line breaks.
+lesson stands on a page as the seed wrote it. Facts carry over; sentences do not. The seed
+is read from its fingerprint in the repository (scripts/seed_fingerprint.py), never from
+outside it.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from seed_fingerprint import FINGERPRINT, copied, read_fingerprint, runs, words
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED = ROOT.parent / "shared" / "seed"
-RUN = 10  # words in a row that count as copied
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def runs(seq: list[str], n: int = RUN) -> set[tuple[str, ...]]:
-    return {tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)}
-
-
-def copied(page: list[str], seed: set[tuple[str, ...]], n: int = RUN) -> list[str]:
-    """The longest stretches of the page whose every n-word window is in the seed."""
-    hits, i = [], 0
-    while i <= len(page) - n:
-        if tuple(page[i : i + n]) in seed:
-            j = i + 1
-            while j <= len(page) - n and tuple(page[j : j + n]) in seed:
-                j += 1
-            hits.append(" ".join(page[i : j + n - 1]))
-            i = j + n - 1
-        else:
-            i += 1
-    return hits
 
 
 @pytest.fixture(scope="module")
-def seed_runs() -> set[tuple[str, ...]]:
-    texts = sorted(SEED.glob("*.txt")) if SEED.is_dir() else []
-    if not texts:
-        pytest.skip(
-            f"the seed lesson is not here ({SEED}): these checks need ../shared/seed/ beside the checkout"
-        )
-    found: set[tuple[str, ...]] = set()
-    for text in texts:
-        found |= runs(words(text.read_text(encoding="utf-8")))
-    return found
+def seed_runs() -> set[str]:
+    return read_fingerprint()
 
 
 def test_the_word_comparison_finds_a_copied_sentence_whatever_its_markup():
@@ -59,6 +24,14 @@ def test_the_word_comparison_finds_a_copied_sentence_whatever_its_markup():
     page = words("As *sixteen* bits mean half\nthe `memory` (14 GB instead of 28), as the table shows!")
     assert copied(page, seed) == ["sixteen bits mean half the memory 14 gb instead of 28 as the table shows"]
     assert copied(words("Half the memory: 14 GB, not 28."), seed) == []
+
+
+def test_the_fingerprint_is_the_whole_seed(seed_runs):
+    # The seed lesson is about 1,500 words: as many runs, none of its text.
+    assert len(seed_runs) > 1000, (
+        f"{FINGERPRINT} holds {len(seed_runs)} runs: run scripts/seed_fingerprint.py"
+    )
+    assert all(len(run) == 12 and set(run) <= set("0123456789abcdef") for run in seed_runs)
 
 
 @pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")), ids=lambda p: p.name)
