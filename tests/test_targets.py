@@ -545,3 +545,20 @@ def test_every_target_setting_says_what_it_is_for():
 
     undescribed = [name for name, key in settings_rows(targets.SCHEMA) if not key.means.strip()]
     assert not undescribed, f"say what these target settings are for (Key.means in config/): {undescribed}"
+
+
+def test_every_reader_of_pyproject_refuses_broken_toml_in_the_same_words(tmp_path):
+    from recorded.config import lessons, schema, settings
+
+    (tmp_path / "pyproject.toml").write_text("[tool.recorded\n", encoding="utf-8")
+    said = set()
+    for reader, kind in (
+        (targets.load, targets.TargetError),
+        (lessons.load, lessons.LessonError),
+        (settings.load, schema.ConfigError),
+    ):
+        with pytest.raises(kind) as refused:
+            reader(tmp_path)
+        said.add(str(refused.value))
+    (message,) = said
+    assert message.startswith("pyproject.toml: not valid TOML (")

@@ -20,14 +20,13 @@ Nothing in the engine names a lesson: everything a lesson owns is reached throug
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from . import schema, tool_table
 from .schema import ConfigError, Key
 
-CONFIG_FILE = "pyproject.toml"
+CONFIG_FILE = schema.CONFIG_FILE
 TABLE = "tool.recorded.lessons"
 
 SCHEMA = {
@@ -105,13 +104,8 @@ def parse(config: dict, where: str = CONFIG_FILE) -> dict[str, Lesson]:
 
 def load(root: Path) -> dict[str, Lesson]:
     """The lessons declared in root/pyproject.toml ({} when it declares none)."""
-    path = Path(root) / CONFIG_FILE
-    try:
-        return parse(tomllib.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise LessonError(f"{CONFIG_FILE}: not valid TOML ({exc}).") from None
+    config = schema.read_project(root, LessonError)
+    return {} if config is None else parse(config)
 
 
 def title(lessons: dict[str, Lesson], name: str) -> str:

@@ -12,14 +12,31 @@ it must be and what it got. What depends on several keys at once stays with the 
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
+
+#: The file a project declares itself in.
+CONFIG_FILE = "pyproject.toml"
 
 
 class ConfigError(ValueError):
     """A badly declared table; the message says where, what was expected and what was found."""
+
+
+def read_project(root: Path, error: type[ConfigError] = ConfigError) -> dict | None:
+    """root/pyproject.toml, parsed; None where there is none. A file that is not valid TOML
+    raises ``error`` (the caller's kind of ConfigError), in the same words for every reader."""
+    try:
+        text = (Path(root) / CONFIG_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{CONFIG_FILE}: not valid TOML ({exc}).") from None
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,13 @@ Standard library only.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import schema, tool_table
 from .schema import Key
 
-CONFIG_FILE = "pyproject.toml"
+CONFIG_FILE = schema.CONFIG_FILE
 #: The most fresh runs a recording may hold: enough to see the spread between runs, and a
 #: bound on what a bundle may carry.
 MAX_RUNS = 20
@@ -90,10 +89,5 @@ def parse(config: dict, where: str = CONFIG_FILE) -> Settings:
 
 
 def load(root: Path) -> Settings:
-    path = Path(root) / CONFIG_FILE
-    try:
-        return parse(tomllib.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        return Settings()
-    except tomllib.TOMLDecodeError as exc:
-        raise schema.ConfigError(f"{CONFIG_FILE}: not valid TOML ({exc}).") from None
+    config = schema.read_project(root)
+    return Settings() if config is None else parse(config)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from . import TOOL, cpu_flags, devices, schema, tool_table
 from .devices import Device
 from .schema import Key
 
-CONFIG_FILE = "pyproject.toml"
+CONFIG_FILE = schema.CONFIG_FILE
 TABLE = "tool.recorded.targets"
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -397,13 +396,4 @@ def parse(config: dict, where: str) -> Targets:
 
 def load(root: Path) -> Targets:
     """The targets declared in root/pyproject.toml, or the built-in ones (builtin.toml)."""
-    path = Path(root) / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return parse({}, CONFIG_FILE)
-    try:
-        config = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TargetError(f"{CONFIG_FILE}: not valid TOML ({exc}).") from None
-    return parse(config, CONFIG_FILE)
+    return parse(schema.read_project(root, TargetError) or {}, CONFIG_FILE)
