@@ -469,7 +469,7 @@ BAD_RECORDINGS = {
     ),
     "cuda without a gpu": (
         lambda d: d["recordings"][0].update(target="cuda"),
-        "lesson/01_a.py on cuda: a cuda recording that names no device (an NVIDIA GPU) in its machine",
+        "lesson/01_a.py on cuda: it does not prove cuda (no GPU; cuda requires an NVIDIA GPU",
     ),
     "twice": (
         lambda d: d["recordings"][1].update(snippet="lesson/01_a.py"),

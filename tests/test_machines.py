@@ -451,7 +451,7 @@ def test_audit_names_a_recording_that_is_not_its_kind_and_a_tab_from_two_machine
     problems = admit.audit(store)
 
     assert (
-        "recordings/small/lesson/01_a.json: its machine is not a small machine (CPU flag avx512f "
+        "recordings/small/lesson/01_a.json: it does not prove small (CPU flag avx512f "
         "present; small requires avx2 present, avx512f absent)"
     ) in problems
     assert any(
@@ -489,7 +489,8 @@ def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_mach
     out = capsys.readouterr().out
     assert "adopted    recordings/old/lesson/01_a.json -> recordings/amx/lesson/01_a.json" in out
     assert (
-        "kept       recordings/old/lesson/02_b.json: not a amx recording (CPU flag amx_bf16 missing)" in out
+        "kept       recordings/old/lesson/02_b.json: not a amx recording (CPU flag amx_bf16 missing; "
+        "amx requires amx_bf16 present)" in out
     )
     adopted = store.read("lesson/01_a.py", "amx")
     assert adopted is not None
@@ -540,10 +541,37 @@ def test_a_bundle_from_a_machine_that_is_not_its_kind_is_refused_naming_file_tar
     out = capsys.readouterr().out
     assert str(path) in out
     assert (
-        "refused      lesson/01_a.py on small: its machine is not a small machine (CPU flag avx512f "
+        "refused      lesson/01_a.py on small: it does not prove small (CPU flag avx512f "
         "present; small requires avx2 present, avx512f absent)"
     ) in out
     assert not (tmp_path / "recordings").exists()
+
+
+def test_a_recording_that_ran_without_its_targets_limits_proves_it_to_no_reader(tmp_path, capsys, machine_is):
+    # One rule for the audit, --adopt and an import: the Xeon's amx recording, relabelled as the
+    # limited target, passes the check by its printed line but says it ran without the limit.
+    make(tmp_path)
+    machine_is(XEON, "Xeon A")
+    assert cli.main(["--target", "amx"], root=tmp_path) == 0
+    store = Store(tmp_path)
+    rec = store.read("lesson/01_a.py", "amx")
+    assert rec is not None
+    rec.target = "amx-limited"
+    rec.machine = Machine(rec.machine, target={**rec.machine.run_for, "name": "amx-limited", "check": "1"})
+    unlimited = "it ran with {'CUDA_VISIBLE_DEVICES': ''}, amx-limited runs with"
+
+    store.write(rec)
+    assert any(unlimited in p for p in admit.audit(store))
+
+    (tmp_path / "recordings" / "amx-limited").rename(tmp_path / "recordings" / "old")
+    cli.main(["--adopt", "old", "amx-limited"], root=tmp_path)
+    assert unlimited in capsys.readouterr().out  # kept where it was
+    assert store.read("lesson/01_a.py", "amx-limited") is None
+
+    path = tmp_path / "b.json"
+    path.write_text(bundle_json([rec]), encoding="utf-8")
+    assert cli.main(["--import", str(path)], root=tmp_path) == 1
+    assert unlimited in capsys.readouterr().out
 
 
 def test_a_bundle_that_would_mix_machines_in_a_tab_is_refused_unless_it_holds_the_whole_tab(

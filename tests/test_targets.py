@@ -446,7 +446,7 @@ def _bundle(tmp_path: Path, target: str, check: str | None) -> Path:
         (
             "cpu-slow",
             "0",
-            "a cpu-slow recording whose machine did not prove the target: its check printed '0'",
+            "it does not prove cpu-slow (its check printed '0', cpu-slow needs '1')",
         ),
         ("cpu-slow", None, "its check printed None"),
     ],

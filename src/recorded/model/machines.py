@@ -170,6 +170,22 @@ class Machine(Mapping[str, Any]):
             why.append(f"its device {device.get('name')!r} was stored as unavailable")
         return why
 
+    def unproven(self, target: Target) -> list[str]:
+        """Why a recording made on this machine does not prove ``target``, from what it stores:
+        the hardware the target requires, what the target's check printed, and the environment
+        it ran in. Empty when it proves it. The one rule for the audit, --adopt and a bundle."""
+        why = self.unmet(target.requires)
+        if why:
+            why.append(f"{target.name} requires {target.requires}")
+        ran = self.run_for
+        if target.check and ran.get("check") != target.check.prints:
+            why.append(f"its check printed {ran.get('check')!r}, {target.name} needs {target.check.prints!r}")
+        # An environment it says it ran in must be the target's; one it does not state, its
+        # check (an emulated target's proof that the limits took effect) answers for.
+        if ran.get("env") is not None and ran["env"] != dict(target.env):
+            why.append(f"it ran with {ran.get('env')!r}, {target.name} runs with {dict(target.env)!r}")
+        return why
+
 
 # -- this machine ----------------------------------------------------------------------------
 

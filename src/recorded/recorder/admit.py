@@ -67,18 +67,8 @@ def audit(store: Store) -> list[str]:
     for group in dict.fromkeys(t.machine_of for t in store.targets):
         found = recordings(store, store.targets.sharing(group))
         for path, rec in found:
-            t = store.targets.get(rec.target)
-            if why := rec.machine.unmet(t.requires):
-                problems.append(
-                    f"{store.shown(path)}: its machine is not a {rec.target} machine "
-                    f"({'; '.join(why)}; {rec.target} requires {t.requires})"
-                )
-            if t.check and rec.machine.run_for.get("check") != t.check.prints:
-                problems.append(
-                    f"{store.shown(path)}: its run did not prove {rec.target}: the check "
-                    f"printed {rec.machine.run_for.get('check')!r}, "
-                    f"not {t.check.prints!r}"
-                )
+            if why := rec.machine.unproven(store.targets.get(rec.target)):
+                problems.append(f"{store.shown(path)}: it does not prove {rec.target} ({'; '.join(why)})")
         for path, rec in found[1:]:
             first = found[0]
             if not first[1].machine.same_as(rec.machine):
@@ -107,13 +97,7 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
             continue
         if names and rec.snippet not in [n.removeprefix("snippets/") for n in names]:
             continue
-        ran = rec.machine.run_for
-        why = rec.machine.unmet(t.requires)
-        if t.check and ran.get("check") != t.check.prints:
-            why.append(f"its check printed {ran.get('check')!r}, {target} needs {t.check.prints!r}")
-        if ran and ran.get("env") != dict(t.env):
-            why.append(f"it ran with {ran.get('env')!r}, {target} runs with {dict(t.env)!r}")
-        if why:
+        if why := rec.machine.unproven(t):
             lines.append(f"kept       {shown}: not a {target} recording ({'; '.join(why)})")
         else:
             fits.append((path, rec))

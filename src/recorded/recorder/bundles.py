@@ -289,7 +289,6 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
             why = f"unknown snippet: {exc}"
         else:
             target = store.targets.by_name.get(rec.target)
-            claimed = rec.machine.run_for
             if target is None:
                 why = (
                     f"unknown target {rec.target!r}; the targets are {list(store.targets.names)} "
@@ -302,21 +301,8 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
                     f"the snippet needs {', '.join(sorted(snippet.requires))}, which the "
                     f"{rec.target} target does not offer"
                 )
-            elif target.needs_device and not rec.machine.device:
-                why = (
-                    f"a {rec.target} recording that names no device ({target.requires.device}) in its machine"
-                )
-            elif target.check and claimed.get("check") != target.check.prints:
-                why = (
-                    f"a {rec.target} recording whose machine did not prove the target: its check "
-                    f"printed {claimed.get('check')!r}, and {rec.target} needs "
-                    f"{target.check.prints!r} ({target.check.code})"
-                )
-            elif unmet := rec.machine.unmet(target.requires):
-                why = (
-                    f"its machine is not a {rec.target} machine ({'; '.join(unmet)}; {rec.target} "
-                    f"requires {target.requires}): {rec.machine.identity}"
-                )
+            elif unproven := rec.machine.unproven(target):
+                why = f"it does not prove {rec.target} ({'; '.join(unproven)}): {rec.machine.identity}"
             elif key in seen:
                 why = "recorded twice in this bundle"
             elif not rec.of(snippet) and not allow_stale:
