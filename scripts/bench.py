@@ -24,6 +24,7 @@ scripts, not in the engine (src/recorded/).
   accessibility, best practices and SEO. Lighthouse comes from npm (`make bench` installs
   it into .cache/npm); without it, or without Chromium, those rows say so.
 - **Reading**: scripts/reading.py's counts of what a reader meets on the lesson pages.
+- **Engine**: the engine's lines, its longest module and its longest function, beside their goals.
 
 With --before REF, the build, preview, suite, page and reading figures are measured on
 that commit too (a `git archive` of it, with this checkout's packages), in a column of
@@ -640,6 +641,58 @@ def lighthouse_scores(tree: Tree, runs: int, work: Path, compress: bool = True) 
 # -- The reading report: what a reader meets on the lesson pages ---------------------------
 
 
+#: The engine's size goals (issue 38), and two well-kept peers' sizes for scale.
+ENGINE_LINES, MODULE_LINES, FUNCTION_LINES = 6500, 350, 60
+PEERS = "Sybil 2,523 lines, markdown-exec 2,745, none with a module over 323"
+
+
+def engine_figures(tree: Tree) -> list[Figure]:
+    """The engine's size (src/recorded): its lines, its longest module and its longest
+    function, each against its goal. Counts, the same on every run: measured once."""
+    import ast
+
+    modules = sorted((tree.root / "src" / "recorded").rglob("*.py"))
+    sizes, functions = {}, []
+    for path in modules:
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(tree.root / "src").as_posix()
+        sizes[name] = len(text.splitlines())
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno:
+                functions.append((node.end_lineno - node.lineno + 1, f"{name}:{node.name}"))
+    biggest = max(sizes.items(), key=lambda item: item[1])
+    longest = max(functions)
+    over = sum(1 for n, _ in functions if n > FUNCTION_LINES)
+    total = Figure(
+        "engine: lines in src/recorded",
+        f"≤ {ENGINE_LINES:,}",
+        value=sum(sizes.values()),
+        limit=ENGINE_LINES,
+        unit="",
+        spread=f"{len(modules)} modules",
+    )
+    total.notes.append(f"engine size, for scale: {PEERS}")
+    return [
+        total,
+        Figure(
+            "engine: longest module",
+            f"≤ {MODULE_LINES}",
+            value=biggest[1],
+            limit=MODULE_LINES,
+            unit="",
+            spread=f"{biggest[0]}; {sum(1 for n in sizes.values() if n > MODULE_LINES)} over",
+        ),
+        Figure(
+            "engine: longest function",
+            f"≤ {FUNCTION_LINES}",
+            value=longest[0],
+            limit=FUNCTION_LINES,
+            unit="",
+            spread=f"{longest[1]}; {over} over",
+        ),
+    ]
+
+
 def reading_figures(trees: list[Tree], work: Path) -> list[Figure]:
     """scripts/reading.py's figures as rows: counts, measured once (no median, no spread),
     each with its count in the --before tree, when there is one."""
@@ -672,7 +725,7 @@ def reading_figures(trees: list[Tree], work: Path) -> list[Figure]:
     return figures
 
 
-FIGURES = ("build", "preview", "record", "recording", "suite", "peer", "lighthouse", "reading")
+FIGURES = ("build", "preview", "record", "recording", "suite", "peer", "lighthouse", "reading", "engine")
 
 
 def main(argv: list[str] | None = None, root: Path | None = None) -> int:
@@ -747,6 +800,8 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
             )
         if "reading" not in args.skip:
             figures += reading_figures(trees, work)
+        if "engine" not in args.skip:
+            figures += each(engine_figures)
     machine = Machine({"cpu": this_cpu(), "python": sys.version.split()[0]})
     print(
         f"Measured {time.strftime('%Y-%m-%d')} on {describe.cpu(machine)}, Python {machine['python']}: "
