@@ -1,12 +1,14 @@
 """A Sybil parser for ``/// recorded`` blocks: every claim a page makes is tested.
 
-For each block it checks, in one example:
+For each block it checks, in one example (the recordings by model/findings.py, the rule the
+site's warnings share):
 
 - every recording of the snippet is readable, and fresh where it must be (model/renewal.py:
   a snippet changed here on the kinds this machine is that hold recordings, the targets
   pyproject.toml marks required, and every target when RECORDINGS_STRICT=1, the release rule);
 - ``expect`` lines in every shown recording (fresh, or of an earlier version of the code),
   and ``expect_on.<target>`` lines in that target's recording, in each of its runs;
+- an emulated target's recording made on the machine of its host target's;
 - ``expect`` lines in a live run on this machine (checks/live.py: once per test session,
   however many blocks cite it, and shared with the notebook's run). A snippet that needs
   hardware this machine lacks is skipped, with the reason, after its recordings have been
@@ -24,9 +26,9 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
-from ..model import claims, escape, renewal
+from ..model import claims, escape, findings, renewal
 from ..model.snippets import Snippet, SnippetError, load
-from ..model.store import State, Store
+from ..model.store import Store
 from ..pages import blocks
 from ..recorder.sandbox import Limits
 from .live import LiveRuns
@@ -101,29 +103,47 @@ class RecordedParser:
         return escape.visible("\n\n".join(problems)) or None
 
     def check_recordings(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
-        problems = []
+        """What is wrong with the snippet's recordings for this block (model/findings.py, the
+        rule the site shares), each problem naming the recording and the command that renews it."""
         if self._renewal is None:  # read once: the machine and the tree stay as they are for a session
             self._renewal = renewal.of(self.store, strict())
+        problems = []
         for t in self.store.targets:
-            target = t.name
-            status = self.store.status(snippet, target)
-            state, rec, reason = status.state, status.recording, status.reason
-            where = f"{snippet.name}, {target} recording {_shown(self.store.path(snippet.name, target))}"
-            fix = f"  fix: {self.store.settings.commands.record(snippet.name, target)}"
-            if state in (State.FRESH, State.STALE) and rec is not None:
-                # Every run of a shown output must print the claims: a decisive verdict holds
-                # only if each run gave it, and an earlier version's output is still shown.
-                for run, stdout in enumerate(rec.outputs, 1):
-                    shown = f"{where}, run {run} of {len(rec.outputs)}" if len(rec.outputs) > 1 else where
-                    for group in spec.claims_for(target):
-                        problems += check_claims(list(group), stdout, shown, locate)
-            elif state is State.INVALID:
-                problems.append(f"{where}: {reason}")
-            if state not in (State.FRESH, State.NOT_APPLICABLE, State.INVALID) and (
-                why := self._renewal.why(t, snippet.name)
-            ):
-                problems.append(f"{where}: {state.value} ({reason}); it must be fresh: {why}\n{fix}")
+            status = self.store.status(snippet, t.name)
+            for found in findings.of(status, spec.claims_for(t.name), self.store, self._renewal):
+                problems += self._words(found, snippet.name, locate)
         return problems
+
+    def _words(self, found: findings.Finding, name: str, locate) -> list[str]:
+        """A finding as a test failure says it."""
+        target = found.target.name
+        where = f"{name}, {target} recording {_shown(self.store.path(name, target))}"
+        fix = f"  fix: {self.store.settings.commands.record(name, target)}"
+        match found:
+            case findings.Invalid():
+                return [f"{where}: {found.reason}"]
+            case findings.MustRenew():
+                return [
+                    f"{where}: {found.state.value} ({found.reason}); it must be fresh: {found.why}\n{fix}"
+                ]
+            case findings.OtherMachine():
+                host = found.host.name
+                again = f"  fix: {self.store.settings.commands.record(name, host)}\n{fix}"
+                differ = "; ".join(found.differences)
+                said = (
+                    f"{where}: made on another machine than the {host} recording ({differ}), whose "
+                    f"machine an emulated target shares; re-record both on one machine\n{again}"
+                )
+                return [said]
+            case findings.NotPrinted():
+                if found.runs > 1:
+                    where = f"{where}, run {found.run} of {found.runs}"
+                printed = list(found.printed)
+                return [
+                    f"{where}:\n{claims.explain(list(g.claims), printed, list(g.found), locate)}"
+                    for g in found.groups
+                    if g.missing
+                ]
 
 
 def check_claims(wanted: list[str], lines: list[str], where: str, locate) -> list[str]:

@@ -13,9 +13,10 @@ then what it printed, on the machines that recorded it.
   one muted line that says so and opens on the lines that changed since. Kinds with no
   recording of the example are one muted line (a kind with no recording anywhere only where
   this machine is that kind: the rest is the recordings page's).
-- A problem (a claim not printed, a recording that must be fresh and is not, model/renewal.py,
-  an unreadable one) is a warning, which fails a strict build, and a box on the page, so a
-  preview shows it.
+- A problem (model/findings.py, the rule the tests share: a claim not printed, a recording
+  that must be fresh and is not, an unreadable one, an emulated tab from another machine than
+  its host's) is a warning, which fails a strict build, and a box on the page, so a preview
+  shows it.
 
 Every text that came from a recording is escaped (model/escape.py).
 """
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config.targets import Target
-from ..model import busy, claims, describe, escape, lines
+from ..model import busy, claims, describe, escape, findings, lines
 from ..model.renewal import Renewal
 from ..model.snippets import Snippet, strip_metadata
 from ..model.store import Recording, State, Status, Store
@@ -255,51 +256,39 @@ def _claimed(spec: blocks.Block, status: Status) -> list[int]:
 
 
 def _check(spec: blocks.Block, status: Status, ctx: Context) -> None:
-    """Say, as a warning and on the page, what is wrong with the example on one target: a
-    claim not printed in every run of a shown output, or a recording that must be fresh and
-    is not."""
-    target = ctx.store.targets.get(status.target)
-    name, rec = status.snippet.name, status.recording
-    why = "" if status.state in (State.FRESH, State.INVALID) else ctx.renewal.why(target, name)
-    if status.state is State.INVALID:
-        _problem(ctx, status.reason)
-    elif status.state is State.MISSING and why:
-        _problem(ctx, f"{name} has no {target.label} recording ({why}); run `{ctx.fix(name, target.name)}`.")
-    elif status.state is State.STALE and why:
-        _problem(
-            ctx,
-            f"the {target.label} recording of {name} is of an earlier version of its code ({why}); "
-            f"run `{ctx.fix(name, target.name)}`.",
-        )
-    elif status.state is State.FAILED and why and rec is not None:
-        _problem(ctx, f"the {target.label} recording of {name} failed ({rec.status}); see its stderr.")
-    if status.state not in (State.FRESH, State.STALE) or rec is None:
-        return
-    if target.host is not None:  # an emulated tab is its host's machine, with limits set
-        host = ctx.store.status(status.snippet, target.host)
-        theirs = host.recording
-        shown = host.state in (State.FRESH, State.STALE)
-        if shown and theirs is not None and not rec.machine.same_as(theirs.machine):
-            differ = "; ".join(theirs.machine.differences(rec.machine))
-            _problem(
-                ctx,
-                f"the {target.label} recording of {name} was made on another machine than the "
-                f"{ctx.store.targets.get(target.host).label} one ({differ}); re-record both targets on one machine.",
+    """Say, as a warning and on the page, what is wrong with the example on one target
+    (model/findings.py, the rule the tests share)."""
+    name = status.snippet.name
+    for found in findings.of(status, spec.claims_for(status.target), ctx.store, ctx.renewal):
+        _problem(ctx, _words(found, name, ctx))
+
+
+def _words(found: findings.Finding, name: str, ctx: Context) -> str:
+    """A finding as the page's box and the build's warning say it."""
+    label = found.target.label
+    fix = f"run `{ctx.fix(name, found.target.name)}`."
+    match found:
+        case findings.Invalid():
+            return found.reason
+        case findings.MustRenew(state=State.MISSING):
+            return f"{name} has no {label} recording ({found.why}); {fix}"
+        case findings.MustRenew(state=State.STALE):
+            return (
+                f"the {label} recording of {name} is of an earlier version of its code ({found.why}); {fix}"
             )
-    for run, stdout in enumerate(rec.outputs, 1):
-        missing = []
-        for group in spec.claims_for(status.target):
-            matched = claims.match(list(group), stdout)
-            missing += [c for c, i in zip(group, matched) if i is None]
-        if not missing:
-            continue
-        near = [f"{n!r} (for {c!r})" for c in missing if (n := claims.nearest(c, stdout)) is not None]
-        said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
-        which = f" in run {run} of {len(rec.outputs)}" if len(rec.outputs) > 1 else ""
-        _problem(
-            ctx,
-            f"the {target.label} recording of {name} does not print {missing!r}{which} ({claims.RULE}).{said}",
-        )
+        case findings.MustRenew():
+            status = found.recording.status if found.recording else found.reason
+            return f"the {label} recording of {name} failed ({status}); see its stderr."
+        case findings.OtherMachine():
+            return (
+                f"the {label} recording of {name} was made on another machine than the "
+                f"{found.host.label} one ({'; '.join(found.differences)}); re-record both targets on one machine."
+            )
+        case findings.NotPrinted():
+            near = [f"{n!r} (for {c!r})" for c, n in found.nearest()]
+            said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
+            which = f" in run {found.run} of {found.runs}" if found.runs > 1 else ""
+            return f"the {label} recording of {name} does not print {found.missing!r}{which} ({claims.RULE}).{said}"
 
 
 def _problem(ctx: Context, message: str) -> None:
