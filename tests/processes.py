@@ -56,19 +56,20 @@ while not running({mark!r}):
 """
 
 
-def running(mark: str) -> list[int]:
+def running(mark: str, alone: bool = False) -> list[int]:
     """The processes of this machine whose command line holds ``mark`` (zombies left out:
-    a zombie runs nothing)."""
+    a zombie runs nothing); ``alone``: only those that lead a session of their own, as a
+    process that called os.setsid() does."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
+            state, _, _, session = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:4]
+        except (OSError, IndexError, ValueError):
             continue
-        if mark in cmdline and state != "Z":
+        if mark in cmdline and state != "Z" and (not alone or session == entry):
             found.append(int(entry))
     return found
 
@@ -84,13 +85,12 @@ def gone_soon(mark: str, within: float = 2.0) -> bool:
     return True
 
 
-def started(mark: str, within: float = 60.0) -> bool:
-    """Whether a process marked ``mark`` runs (waiting up to ``within`` seconds), then a
-    moment more for it to settle into what it does."""
+def started(mark: str, within: float = 60.0, alone: bool = False) -> bool:
+    """Whether a process marked ``mark`` runs, waiting up to ``within`` seconds for one;
+    ``alone``: for one in a session of its own (it has called os.setsid())."""
     deadline = time.monotonic() + within
-    while not running(mark):
+    while not running(mark, alone):
         if time.monotonic() > deadline:
             return False
-        time.sleep(0.1)
-    time.sleep(0.3)
+        time.sleep(0.05)
     return True

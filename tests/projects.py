@@ -1,7 +1,7 @@
 """Throwaway projects for the tests, built in tmp_path: the one builder every test file uses.
 
     project = Project(tmp_path)
-    project.targets(TOML)                          # [tool.recorded...] tables in pyproject.toml
+    project.targets(auto("cpu"), CPU, target("npu", "NPU", "a made-up NPU", provides=["cpu", "npu"]))
     project.lesson("counting", "Counting", ["index.md"])
     snippet = project.snippet("counting/01_sum.py", 'print("total: 10")\\n', requires=["cpu"])
     project.page("index.md", "# Counting\\n...")   # under docs/
@@ -16,6 +16,7 @@ imports torch or probes a GPU. A project without targets of its own gets builtin
 from __future__ import annotations
 
 import hashlib
+import json
 import textwrap
 from collections.abc import Iterable
 from pathlib import Path
@@ -51,6 +52,50 @@ MACHINE = {
     "torch": "2.13.0+cpu",
     "numpy": "2.4.6",
 }
+
+
+#: The environment of a target that hides every GPU.
+NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}
+
+
+def toml_value(value: object) -> str:
+    """A TOML value as a person writes one: "text" ('text' where it holds a double quote, so
+    Python code reads as written), true, [a, b], { key = value }."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return f"'{value}'" if '"' in value and "'" not in value and "\n" not in value else json.dumps(value)
+    if isinstance(value, dict):
+        pairs = ", ".join(f"{key} = {toml_value(v)}" for key, v in value.items())
+        return f"{{ {pairs} }}" if pairs else "{}"
+    assert isinstance(value, Iterable), value
+    return "[" + ", ".join(toml_value(v) for v in value) + "]"
+
+
+def target(
+    name: str, label: str, description: str, provides: Iterable[str] = ("cpu",), **keys: object
+) -> str:
+    """One ``[tool.recorded.targets.<name>]`` table for ``Project.targets``; a key's ``_`` is
+    written ``-`` (``runs_on=``), and a ``device`` given as a dict is an inline table."""
+    lines = [
+        f"[tool.recorded.targets.{name}]",
+        f"label = {toml_value(label)}",
+        f"provides = {toml_value(list(provides))}",
+        f"description = {toml_value(description)}",
+        *(f"{key.replace('_', '-')} = {toml_value(value)}" for key, value in keys.items()),
+    ]
+    return "\n".join(lines)
+
+
+def auto(*names: str) -> str:
+    """The ``[tool.recorded]`` table that records these targets, in this order, by default."""
+    return f"[tool.recorded]\nauto = {toml_value(list(names))}"
+
+
+#: This CPU as it is, every GPU hidden, and required: the one kind most test projects need.
+CPU = target("cpu", "CPU", "this CPU as it is", env=NO_GPU, required=True)
 
 
 def with_metadata(code: str, *toml: str) -> str:
@@ -135,9 +180,9 @@ class Project:
         self._config = [textwrap.dedent(toml).strip("\n")]
         return self.file("pyproject.toml", self._config[0] + "\n")
 
-    def targets(self, toml: str) -> Path:
-        """Add target tables (``[tool.recorded.targets.<name>]``, and ``auto``) to pyproject.toml."""
-        self._config.append(textwrap.dedent(toml).strip("\n"))
+    def targets(self, *tables: str) -> Path:
+        """Add TOML tables (``target(...)``, ``CPU``, ``auto(...)``, or written out) to pyproject.toml."""
+        self._config.extend(textwrap.dedent(table).strip("\n") for table in tables)
         return self.file("pyproject.toml", "\n\n".join(self._config) + "\n")
 
     def lesson(self, name: str, title: str, pages: Iterable[str] = (), notebook: str | None = None) -> Path:

@@ -21,11 +21,11 @@ import tomllib
 import pytest
 
 from fakes import FAKE_MACHINE, fake_cpu
-from projects import ROOT, Project
+from pages import output_tabs
+from projects import CPU, ROOT, Project
 from recorded.model import machines
 from recorded.model.snippets import discover
 from recorded.model.store import State, Store
-from test_markdown_ext import output_tabs
 
 RECORDER = "scripts/record_runs.py"
 
@@ -115,14 +115,6 @@ nav:
 markdown_extensions:
   - recorded.pages.extension
 """
-TARGETS = """\
-[tool.recorded.targets.cpu]
-label = "CPU"
-provides = ["cpu"]
-description = "this CPU as it is"
-env = { CUDA_VISIBLE_DEVICES = "" }
-required = true
-"""
 PAGE = """\
 # Counting
 
@@ -140,7 +132,7 @@ expect:
 def course(tmp_path, fake_machine) -> Project:
     """A course with one kind of machine and, per "Adding lesson 8" step 1, a lesson's files."""
     project = Project(tmp_path).files({"mkdocs.yml": MKDOCS, "docs/counting/index.md": PAGE})
-    project.targets(TARGETS)
+    project.targets(CPU)
     project.snippet("counting/01_sum.py", 'print("total:", sum(range(5)))\n')
     project.snippet("counting/02_max.py", 'print("max:", max(range(5)))\n')
     return project

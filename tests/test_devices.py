@@ -15,46 +15,36 @@ import nbformat
 import pytest
 
 from fakes import FAKE_GPU
-from projects import Project
+from pages import highlighted, output_tabs
+from projects import CPU, Project, auto, target
 from recorded import cli, notebook
 from recorded.config import devices, targets
 from recorded.config.lessons import load as load_lessons
 from recorded.model import describe
 from recorded.model.machines import Machine
 from recorded.model.store import Store
-from test_markdown_ext import highlighted, output_tabs
 
 ENGINE = Path(__file__).resolve().parents[1] / "src" / "recorded"
 
 PROBE = 'import json; print(json.dumps({"name": "Made-up NPU 1", "cores": 8, "memory_gib": 16.0}))'
 
-CONFIG = f"""
-[tool.recorded]
-auto = ["npu", "cpu"]
 
-[tool.recorded.targets.cpu]
-label = "CPU"
-provides = ["cpu"]
-description = "this CPU as it is"
-required = true
+def npu(detect: Path) -> str:
+    """The made-up NPU's target: found by a file, checked and probed by plain Python."""
+    return target(
+        "npu",
+        "NPU",
+        "a made-up NPU beside the CPU",
+        provides=["cpu", "npu"],
+        detect=[str(detect)],
+        check={"code": "print('npu ready')", "prints": "npu ready"},
+        device={
+            "name": "a made-up NPU",
+            "probe": PROBE,
+            "available": "import os; os.environ.get('NPU_READY') == '1'",
+        },
+    )
 
-[tool.recorded.targets.npu]
-label = "NPU"
-provides = ["cpu", "npu"]
-description = "a made-up NPU beside the CPU"
-detect = ["{{npu_file}}"]
-check = {{ code = "print('npu ready')", prints = "npu ready" }}
-
-[tool.recorded.targets.npu.device]
-name = "a made-up NPU"
-probe = '{PROBE}'
-available = "import os; os.environ.get('NPU_READY') == '1'"
-
-[tool.recorded.lessons.lesson]
-title = "A lesson"
-pages = ["index.md"]
-notebook = "lesson.ipynb"
-"""
 
 NEEDS_NPU = """\
 # /// script
@@ -87,7 +77,8 @@ highlight: ["npu says: 42"]
 def npu_project(tmp_path) -> Path:
     project = Project(tmp_path)
     npu_file = project.file("dev-npu0", "")  # the made-up driver's file: detection finds it
-    project.config(CONFIG.replace("{npu_file}", str(npu_file)))
+    project.targets(auto("npu", "cpu"), CPU, npu(npu_file))
+    project.lesson("lesson", "A lesson", ["index.md"], notebook="lesson.ipynb")
     project.file("mkdocs.yml", "site_name: NPU\nnav:\n  - index.md\n")
     project.snippet("lesson/01_cpu.py", ANYWHERE)
     project.snippet("lesson/02_npu.py", NEEDS_NPU)

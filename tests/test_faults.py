@@ -38,7 +38,7 @@ def project(tmp_path: Path, snippets: dict[str, str]) -> Path:
 
 HANGS_WITH_CHILD = """
 import subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", {mark!r}])
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", {mark!r} + "-child"])
 time.sleep(60)
 """
 
@@ -52,7 +52,7 @@ def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     proc = recorder(root, tmpdir=tmpdir)
-    assert started(mark), "the hanging snippet never started"
+    assert started(f"{mark}-child"), "the hanging snippet never started its child"
     assert len(running(mark)) >= 2  # the snippet and its child
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
@@ -70,7 +70,7 @@ def test_ctrl_c_keeps_finished_recordings_and_leaves_nothing_behind(tmp_path):
 
 HANGS = """
 import subprocess, sys, time
-subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(60)", {mark!r}])
+subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(60)", {mark!r} + "-child"])
 time.sleep(60)
 """
 
@@ -84,7 +84,7 @@ def test_a_snippet_dies_with_a_recorder_killed_by_sigkill(tmp_path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     proc = recorder(root, tmpdir=tmpdir)
-    assert started(mark), "the snippet never started"
+    assert started(f"{mark}-child", alone=True), "the snippet's child never left for a session of its own"
     assert len(running(mark)) >= 2  # the snippet and a child in a session of its own
     proc.kill()
     proc.communicate(timeout=30)

@@ -27,6 +27,7 @@ from recorded.recorder.choose import ChoiceError, choose
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: Written out, not built with projects.target(): the refused-config tests below edit this text.
 KINDS = """
 [tool.recorded]
 auto = ["amx", "small"]

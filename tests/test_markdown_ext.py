@@ -11,6 +11,7 @@ import re
 import markdown
 import pytest
 
+from pages import block, highlighted, output_tabs, page
 from projects import MACHINE, SNIPPET, Project, site_extensions
 from recorded.model import machines
 
@@ -24,35 +25,7 @@ def project(tmp_path) -> Project:
     return made
 
 
-def page(*blocks: str) -> str:
-    """A page whose first block header sits on line 3."""
-    return "# Page\n\n" + "\n\nSome prose.\n\n".join(blocks) + "\n"
-
-
-def block(snippet: str = "lesson/x.py", body: str = "") -> str:
-    return f"/// recorded | {snippet}\n{body}///"
-
-
-def output_tabs(html: str) -> list[dict[str, str]]:
-    """Each recorded block's tabs, label -> the HTML inside that tab."""
-    sets = html.split('<div class="tabbed-set tabbed-alternate recorded-outputs"')[1:]
-    found = []
-    for chunk in sets:
-        labels = re.findall(r'<label for="[^"]+">([^<]*)</label>', chunk)
-        contents = chunk.split('<div class="tabbed-block">')[1:]
-        assert len(labels) == len(contents), chunk
-        found.append(dict(zip(labels, contents)))
-    return found
-
-
 HIGHLIGHT_BOTH = 'highlight:\n  - "answer: ..."\n  - "done"\n'
-
-
-def highlighted(tab: str) -> list[str]:
-    return [
-        re.sub(r"<[^>]+>", "", line).strip()
-        for line in re.findall(r'<span class="hll">(.*?)</span>', tab, re.DOTALL)
-    ]
 
 
 # -- a fresh recording ------------------------------------------------------------------

@@ -15,30 +15,31 @@ from pathlib import Path
 
 import pytest
 
-from projects import Project
+from projects import NO_GPU, Project, target
 from recorded.config import targets
 from recorded.model import renewal
 from recorded.model.renewal import Renewal
 from recorded.model.snippets import discover
 from recorded.model.store import State
 
-KINDS = """
-[tool.recorded.targets.big]
-label = "CPU with AVX-512"
-short = "Big"
-provides = ["cpu"]
-description = "a CPU with AVX-512"
-env = { CUDA_VISIBLE_DEVICES = "" }
-requires = { flags = ["avx512f"] }
-
-[tool.recorded.targets.small]
-label = "CPU with AVX2 only"
-short = "Small"
-provides = ["cpu"]
-description = "a CPU with AVX2 and no AVX-512"
-env = { CUDA_VISIBLE_DEVICES = "" }
-requires = { flags = ["avx2"], absent = ["avx512f"] }
-"""
+KINDS = (
+    target(
+        "big",
+        "CPU with AVX-512",
+        "a CPU with AVX-512",
+        short="Big",
+        env=NO_GPU,
+        requires={"flags": ["avx512f"]},
+    ),
+    target(
+        "small",
+        "CPU with AVX2 only",
+        "a CPU with AVX2 and no AVX-512",
+        short="Small",
+        env=NO_GPU,
+        requires={"flags": ["avx2"], "absent": ["avx512f"]},
+    ),
+)
 CODE = 'total = sum(range(5))\nprint("total:", total)\n'
 PAGE = '# Sums\n\n/// recorded | lesson/01_sum.py\nexpect:\n  - "total: 10"\n///\n'
 SMALL = {"cpu": {"model": "Small CPU", "cores": 2, "features": ["avx2"], "looked_for": ["avx2", "avx512f"]}}
@@ -63,7 +64,7 @@ def git(root: Path, *args: str) -> str:
 def project(tmp_path, monkeypatch) -> Project:
     """A committed project whose snippet both kinds recorded, on a machine taken for ``small``."""
     p = Project(tmp_path / "upstream")
-    p.targets(KINDS)
+    p.targets(*KINDS)
     snippet = p.snippet("lesson/01_sum.py", CODE)
     p.page("index.md", PAGE)
     p.recording(snippet, "big", ["total: 10"], machine=BIG)
@@ -184,14 +185,14 @@ def test_a_device_kind_with_nothing_to_detect_it_is_never_this_machine(tmp_path,
     monkeypatch.delenv(renewal.KINDS_HERE, raising=False)
     p = Project(tmp_path)
     p.targets(
-        KINDS
-        + """
-[tool.recorded.targets.npu]
-label = "A made-up accelerator"
-provides = ["cpu", "npu"]
-description = "an accelerator with no way to find it"
-device = { name = "a made-up NPU", probe = "print('null')", available = "False" }
-"""
+        *KINDS,
+        target(
+            "npu",
+            "A made-up accelerator",
+            "an accelerator with no way to find it",
+            provides=["cpu", "npu"],
+            device={"name": "a made-up NPU", "probe": "print('null')", "available": "False"},
+        ),
     )
     known = targets.load(tmp_path)
     assert "npu" not in renewal.kinds_here(known)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pages import block, output_tabs, page
 from projects import Project
 from recorded import cli
 from recorded.config import targets
@@ -25,10 +26,10 @@ from recorded.model.snippets import SnippetError, load
 from recorded.model.store import Recording, Store
 from recorded.recorder import runner
 from recorded.recorder.bundles import bundle_json
-from test_markdown_ext import block, output_tabs, page
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: Written out, not built with projects.target(): the refused-config tests below edit this text.
 THREE = """
 [tool.recorded]
 auto = ["gpu", "cpu"]
