@@ -663,34 +663,22 @@ def engine_figures(tree: Tree) -> list[Figure]:
     biggest = max(sizes.items(), key=lambda item: item[1])
     longest = max(functions)
     over = sum(1 for n, _ in functions if n > FUNCTION_LINES)
-    total = Figure(
-        "engine: lines in src/recorded",
-        f"≤ {ENGINE_LINES:,}",
-        value=sum(sizes.values()),
-        limit=ENGINE_LINES,
-        unit="",
-        spread=f"{len(modules)} modules",
-    )
-    total.notes.append(f"engine size, for scale: {PEERS}")
-    return [
-        total,
-        Figure(
-            "engine: longest module",
-            f"≤ {MODULE_LINES}",
-            value=biggest[1],
-            limit=MODULE_LINES,
-            unit="",
-            spread=f"{biggest[0]}; {sum(1 for n in sizes.values() if n > MODULE_LINES)} over",
+    rows = [
+        ("lines in src/recorded", ENGINE_LINES, sum(sizes.values()), f"{len(modules)} modules"),
+        (
+            "longest module",
+            MODULE_LINES,
+            biggest[1],
+            f"{biggest[0]}; {sum(n > MODULE_LINES for n in sizes.values())} over",
         ),
-        Figure(
-            "engine: longest function",
-            f"≤ {FUNCTION_LINES}",
-            value=longest[0],
-            limit=FUNCTION_LINES,
-            unit="",
-            spread=f"{longest[1]}; {over} over",
-        ),
+        ("longest function", FUNCTION_LINES, longest[0], f"{longest[1]}; {over} over"),
     ]
+    figures = [
+        Figure(f"engine: {name}", f"≤ {limit:,}", value=value, limit=limit, unit="", spread=detail)
+        for name, limit, value, detail in rows
+    ]
+    figures[0].notes.append(f"engine size, for scale: {PEERS}")
+    return figures
 
 
 def reading_figures(trees: list[Tree], work: Path) -> list[Figure]:

@@ -98,6 +98,25 @@ def auto(*names: str) -> str:
 CPU = target("cpu", "CPU", "this CPU as it is", env=NO_GPU, required=True)
 
 
+#: A big CPU as it is, the same machine limited (emulated, its check proving the limit), and
+#: another CPU: the kinds the tests of tabs, emulation and an example's findings use.
+THREE = (
+    target("big", "Big CPU", "a big CPU as it is", env=NO_GPU, required=True),
+    target(
+        "big-as-small",
+        "Big CPU limited",
+        "the big CPU limited to small instructions",
+        env={**NO_GPU, "LIMIT_ISA": "SMALL"},
+        emulated=True,
+        host="big",
+        check={"code": "print('SMALL')", "prints": "SMALL"},
+    ),
+    target("other", "Other CPU", "another CPU", env=NO_GPU),
+)
+#: What the "other" target's machine stores.
+OTHER_MACHINE = {**MACHINE, "cpu": {"model": "Other CPU 100", "cores": 8, "features": ["avx2", "avx512f"]}}
+
+
 def with_metadata(code: str, *toml: str) -> str:
     """The snippet's code under a PEP 723 block holding these TOML lines."""
     return "".join(f"# {line}\n" for line in ("/// script", *toml, "///")) + code

@@ -10,36 +10,13 @@ import re
 
 import pytest
 
-from projects import MACHINE, Project
+from projects import MACHINE, OTHER_MACHINE, THREE, Project
 from recorded.checks.sybil import RecordedParser
 from recorded.model import findings, renewal
 from recorded.model.snippets import Snippet, load
 from recorded.model.store import Run
 from recorded.pages import blocks
 
-#: A native target, the same machine limited (emulated), and another machine.
-TARGETS = """
-[tool.recorded.targets.big]
-label = "Big CPU"
-provides = ["cpu"]
-description = "a big CPU as it is"
-required = true
-
-[tool.recorded.targets.big-as-small]
-label = "Big CPU limited"
-provides = ["cpu"]
-description = "the big CPU limited to small instructions"
-env = { LIMIT_ISA = "SMALL" }
-emulated = true
-host = "big"
-check = { code = "print('SMALL')", prints = "SMALL" }
-
-[tool.recorded.targets.other]
-label = "Other CPU"
-provides = ["cpu"]
-description = "another CPU"
-"""
-OTHER_MACHINE = {**MACHINE, "cpu": {"model": "Other CPU 100", "cores": 8, "features": ["avx2"]}}
 OUTPUT = ["hello", "answer: 42", "done"]
 WRONG = ["hello", "answer: 41", "done"]
 BODY = 'expect:\n  - "hello"\n  - "answer: 42"\nexpect_on:\n  other:\n    - "done"\n'
@@ -49,7 +26,7 @@ PAGE = f"# Page\n\n/// recorded | lesson/x.py\n{BODY}///\n"
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Project:
     made = Project(tmp_path)
-    made.targets(TARGETS)
+    made.targets(*THREE)
     # This machine is none of these made-up kinds: only a required one must be fresh here.
     monkeypatch.setenv(renewal.KINDS_HERE, "")
     monkeypatch.delenv("RECORDINGS_STRICT", raising=False)

@@ -435,13 +435,19 @@ def test_replace_machine_rerecords_the_whole_tab_and_replaces_only_when_all_succ
     assert admit.audit(Store(tmp_path)) == []
 
 
-def test_audit_names_a_recording_that_is_not_its_kind_and_a_tab_from_two_machines(tmp_path, machine_is):
-    make(tmp_path)
+def recorded_on_xeon(root: Path, machine_is) -> tuple[Store, Recording]:
+    """The project with its amx tab recorded on Xeon A, and that tab's recording of 01_a.py."""
+    make(root)
     machine_is(XEON, "Xeon A")
-    assert cli.main(["--target", "amx"], root=tmp_path) == 0
-    store = Store(tmp_path)
-    moved = store.read("lesson/01_a.py", "amx")
-    assert moved is not None
+    assert cli.main(["--target", "amx"], root=root) == 0
+    store = Store(root)
+    rec = store.read("lesson/01_a.py", "amx")
+    assert rec is not None
+    return store, rec
+
+
+def test_audit_names_a_recording_that_is_not_its_kind_and_a_tab_from_two_machines(tmp_path, machine_is):
+    store, moved = recorded_on_xeon(tmp_path, machine_is)
     moved.target = "small"
     store.write(moved)  # as if someone had copied it by hand
     other = store.read("lesson/02_b.py", "amx")
@@ -551,12 +557,7 @@ def test_a_bundle_from_a_machine_that_is_not_its_kind_is_refused_naming_file_tar
 def test_a_recording_that_ran_without_its_targets_limits_proves_it_to_no_reader(tmp_path, capsys, machine_is):
     # One rule for the audit, --adopt and an import: the Xeon's amx recording, relabelled as the
     # limited target, passes the check by its printed line but says it ran without the limit.
-    make(tmp_path)
-    machine_is(XEON, "Xeon A")
-    assert cli.main(["--target", "amx"], root=tmp_path) == 0
-    store = Store(tmp_path)
-    rec = store.read("lesson/01_a.py", "amx")
-    assert rec is not None
+    store, rec = recorded_on_xeon(tmp_path, machine_is)
     rec.target = "amx-limited"
     rec.machine = Machine(rec.machine, target={**rec.machine.run_for, "name": "amx-limited", "check": "1"})
     unlimited = "it ran with {'CUDA_VISIBLE_DEVICES': ''}, amx-limited runs with"

@@ -12,7 +12,7 @@ import markdown
 import pytest
 
 from pages import block, highlighted, output_tabs, page
-from projects import MACHINE, SNIPPET, Project, site_extensions
+from projects import MACHINE, OTHER_MACHINE, SNIPPET, THREE, Project, site_extensions
 from recorded.model import machines
 
 CUDA_SNIPPET = 'print("on the gpu")\n'  # written with requires=["cuda"]
@@ -331,35 +331,11 @@ def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, war
 # -- outputs alike on every machine, emulated targets, the busy figure --------------------
 
 #: Three kinds of machine: a native one, the same machine limited (emulated), another one.
-EMULATED_TARGETS = """
-[tool.recorded.targets.big]
-label = "Big CPU"
-provides = ["cpu"]
-description = "a big CPU as it is"
-env = { CUDA_VISIBLE_DEVICES = "" }
-required = true
-
-[tool.recorded.targets.big-as-small]
-label = "Big CPU limited"
-provides = ["cpu"]
-description = "the big CPU limited to small instructions"
-env = { CUDA_VISIBLE_DEVICES = "", LIMIT_ISA = "SMALL" }
-emulated = true
-host = "big"
-check = { code = "print('SMALL')", prints = "SMALL" }
-
-[tool.recorded.targets.other]
-label = "Other CPU"
-provides = ["cpu"]
-description = "another CPU"
-env = { CUDA_VISIBLE_DEVICES = "" }
-"""
-OTHER_MACHINE = {**MACHINE, "cpu": {"model": "Other CPU 100", "cores": 8, "features": ["avx2", "avx512f"]}}
 
 
 @pytest.fixture
 def three(project, monkeypatch) -> Project:
-    project.targets(EMULATED_TARGETS)
+    project.targets(*THREE)
     # This machine is none of these made-up kinds: only a required one must be fresh here.
     monkeypatch.setattr(machines, "targets_here", lambda targets: [])
     return project
