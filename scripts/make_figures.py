@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from recorded.config.lessons import load  # noqa: E402 (after sys.path gains src/)
-from recorded.model.store import Store  # noqa: E402 (after sys.path gains src/)
+from recorded.model.store import Store  # noqa: E402 (after sys.path gains src/
 from recorded.pages.figures import lesson_figures, render  # noqa: E402 (after sys.path gains src/)
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from recorded.model.store import Store  # noqa: E402 (after sys.path gains src/)
+from recorded.model.store import Store  # noqa: E402 (after sys.path gains src/
 from recorded.notebook import notebook_path, render, with_notebooks  # noqa: E402
 
 

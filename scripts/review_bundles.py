@@ -22,7 +22,9 @@ from pathlib import Path
 
 from recorded.cli import bundle_import
 from recorded.model import claims, escape, lines
-from recorded.model.store import Recording, Store, locked
+from recorded.model.files import locked
+from recorded.model.recording import Recording
+from recorded.model.store import Store
 from recorded.pages import blocks, verdict_table
 from recorded.pages.site import read_site
 from recorded.recorder.bundles import import_bundle

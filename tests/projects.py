@@ -26,8 +26,9 @@ import yaml
 
 from recorded import cli
 from recorded.model.machines import Machine
+from recorded.model.recording import Recording
 from recorded.model.snippets import Snippet, code_sha256, load
-from recorded.model.store import Recording, Store
+from recorded.model.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -23,8 +23,9 @@ from recorded import cli
 from recorded.config import targets
 from recorded.model import lines
 from recorded.model.machines import Machine
+from recorded.model.recording import Recording, utc_stamp
 from recorded.model.snippets import discover, load
-from recorded.model.store import Recording, State, Store, utc_stamp
+from recorded.model.store import State, Store
 from recorded.recorder import bundles, runner
 from recorded.recorder.record import plan
 from recorded.recorder.shard import split as shard

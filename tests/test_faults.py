@@ -24,7 +24,8 @@ from projects import add_snippet
 from recorded.__main__ import entry
 from recorded.cli import dispatch
 from recorded.model import claims
-from recorded.model.store import Recording, RecordingError, Store
+from recorded.model.recording import Recording, RecordingError
+from recorded.model.store import Store
 from recorded.pages import blocks
 
 

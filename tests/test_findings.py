@@ -13,8 +13,8 @@ import pytest
 from projects import MACHINE, OTHER_MACHINE, THREE, Project
 from recorded.checks.sybil import RecordedParser
 from recorded.model import findings, renewal
+from recorded.model.recording import Run
 from recorded.model.snippets import Snippet, load
-from recorded.model.store import Run
 from recorded.pages import blocks
 
 OUTPUT = ["hello", "answer: 42", "done"]

@@ -20,7 +20,8 @@ from recorded import cli
 from recorded.config import targets
 from recorded.model import machines
 from recorded.model.machines import Machine
-from recorded.model.store import Recording, Store
+from recorded.model.recording import Recording
+from recorded.model.store import Store
 from recorded.recorder import admit
 from recorded.recorder.bundles import bundle_json
 from recorded.recorder.choose import ChoiceError, choose

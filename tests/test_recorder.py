@@ -29,8 +29,9 @@ from projects import add_snippet, with_metadata
 from recorded import cli
 from recorded.model import machines
 from recorded.model.machines import Machine
+from recorded.model.recording import Recording, RecordingError
 from recorded.model.snippets import SnippetError, code_sha256, comment_free_sha256, discover, load
-from recorded.model.store import Recording, RecordingError, State, Store, this_python
+from recorded.model.store import State, Store, this_python
 from recorded.recorder import runner, this_machine
 from recorded.recorder.record import TO_RECORD, plan, record, to_run
 

@@ -298,7 +298,7 @@ def test_block_without_a_closing_line_fails_with_a_clear_message(project):
 
 
 def test_a_claim_must_hold_in_every_fresh_run_of_a_recording(project):
-    from recorded.model.store import Run
+    from recorded.model.recording import Run
 
     rec = project.recording(project.snippet(), "cpu", OUTPUT)
     rec.runs = [Run(OUTPUT, 0.01), Run(["hello", "answer: 41", "done"], 0.01)]

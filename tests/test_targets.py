@@ -22,8 +22,9 @@ from recorded import cli
 from recorded.config import targets
 from recorded.model import machines
 from recorded.model.machines import Machine
+from recorded.model.recording import Recording
 from recorded.model.snippets import SnippetError, load
-from recorded.model.store import Recording, Store
+from recorded.model.store import Store
 from recorded.recorder import runner
 from recorded.recorder.bundles import bundle_json
 

@@ -21,8 +21,10 @@ from fakes import FAKE_MACHINE
 from processes import WAIT_FOR, gone_soon, marker, recorder, started
 from projects import Project, target
 from recorded import cli
+from recorded.model.files import WriteFailed, write_atomically
 from recorded.model.machines import Machine
-from recorded.model.store import Recording, Store, WriteFailed, write_atomically
+from recorded.model.recording import Recording
+from recorded.model.store import Store
 from recorded.recorder import admit, bundles, runner, sandbox
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux process behaviour")

@@ -54,7 +54,7 @@ from pygments.lexers import PythonLexer
 from pygments.token import Comment, String
 
 # Builds may run side by side (the tests do): a reader sees the old entry or the new.
-from recorded.model.store import write_atomically
+from recorded.model.files import write_atomically
 
 #: Under the project root, ignored by git; entries not used by a build are removed after it.
 CACHE = Path(".cache") / "notebook-pages"

@@ -14,7 +14,7 @@ One name for one thing:
 - **machine**: one computer, as a recording stores its identity (``model.machines.Machine``);
   every recording of a target comes from one machine.
 - **tab**: one target's place beside an example on a page.
-- **recording**: what one snippet printed on one target (``model.store.Recording``), with the
+- **recording**: what one snippet printed on one target (``model.recording.Recording``), with the
   machine, and for a timing snippet every fresh run; one JSON file.
 - **status**: where one snippet stands on one target: fresh, stale (recorded with an
   earlier version of the code, still shown, labelled), missing, failed, invalid or not

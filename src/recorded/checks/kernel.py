@@ -23,8 +23,9 @@ from pathlib import Path
 from nbclient import NotebookClient
 
 from ..config import lessons
+from ..model.files import write_atomically
 from ..model.snippets import DEFAULT_TIMEOUT, load
-from ..model.store import Store, write_atomically
+from ..model.store import Store
 from ..notebook import build, snippet_cells
 from ..recorder.runner import RunResult
 from .live import result_file, result_record

@@ -29,8 +29,8 @@ from pathlib import Path
 
 from ..config import targets as targets_
 from ..config.targets import Target, Targets
+from ..model.files import write_atomically
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet
-from ..model.store import write_atomically
 from ..notebook import build as build_notebook
 from ..notebook import snippet_cells, with_notebooks
 from ..recorder import choose, runner, sandbox

@@ -17,8 +17,9 @@ from pathlib import Path
 from ..model import busy, describe, machines
 from ..model.lines import TIMING_VERDICTS, Line, answers, parse
 from ..model.machines import Machine
+from ..model.recording import Recording
 from ..model.snippets import Snippet
-from ..model.store import Recording, State, Status, Store
+from ..model.store import State, Status, Store
 from ..recorder import shard
 from ..recorder.choose import ALL, AUTO, Choice, choose, named
 from ..recorder.record import plan, record, to_run

@@ -17,8 +17,10 @@ from ..config import lessons, settings
 from ..config.schema import ConfigError
 from ..config.targets import TargetError
 from ..model.escape import SafeStream
+from ..model.files import WriteFailed, locked
+from ..model.recording import Recording, RecordingError
 from ..model.snippets import SnippetError
-from ..model.store import Recording, RecordingError, Store, WriteFailed, locked
+from ..model.store import Store
 from ..recorder import admit, sandbox
 from ..recorder.bundles import BundleError
 from ..recorder.choose import ChoiceError

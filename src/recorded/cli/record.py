@@ -7,8 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..model.recording import Recording
 from ..model.snippets import Snippet, discover, load
-from ..model.store import Recording, State, Status, Store
+from ..model.store import State, Status, Store
 from ..recorder import admit, budget, shard
 from ..recorder.bundles import bundle_name, write_bundle
 from ..recorder.choose import ALL, choose

@@ -4,7 +4,9 @@ version's schema; nothing runs. Standard library only.
 
 from __future__ import annotations
 
-from ..model.store import SCHEMA_VERSION, RecordingError, Store, write_atomically
+from ..model.files import write_atomically
+from ..model.recording import SCHEMA_VERSION, RecordingError
+from ..model.store import Store
 from ..recorder import admit
 from .options import Options
 
@@ -16,7 +18,7 @@ def do_adopt(opts: Options, store: Store) -> int:
 
 
 def do_upgrade(store: Store) -> int:
-    """Bring every recording of the store up to this version's schema (store.migrate), as
+    """Bring every recording of the store up to this version's schema (recording.migrate), as
     ``asv update`` does its results; nothing runs. A recording that cannot be read is left
     as it is and said."""
     upgraded = current = 0

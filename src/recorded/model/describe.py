@@ -7,7 +7,7 @@ import re
 
 from ..config import devices
 from .machines import Machine
-from .store import Recording
+from .recording import Recording
 
 _FEATURE_NAMES = {
     "amx_bf16": "AMX-BF16",

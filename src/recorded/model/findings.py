@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 from ..config.targets import Target
 from . import claims as claims_
+from .recording import Recording
 from .renewal import Renewal
-from .store import Recording, State, Status, Store
+from .store import State, Status, Store
 
 #: The states a renewal can fix, when it must be fresh.
 RENEWABLE = (State.MISSING, State.STALE, State.FAILED)

@@ -197,7 +197,7 @@ def _text(node: ast.expr) -> str | None:
 
 def comment_free_sha256(source: bytes) -> str:
     """The freshness key of schema 2 (code without comments, blank lines or trailing
-    spaces), which ``store.migrate`` still needs to tell which older recordings were fresh."""
+    spaces), which ``recording.migrate`` still needs to tell which older recordings were fresh."""
     text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
     return hashlib.sha256(_without_comments(text).encode("utf-8")).hexdigest()
 

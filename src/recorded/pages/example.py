@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 
 from ..config.targets import Target
 from ..model import busy, claims, describe, escape, findings, lines
+from ..model.recording import Recording
 from ..model.renewal import Renewal
 from ..model.snippets import Snippet, strip_metadata
-from ..model.store import Recording, State, Status, Store
+from ..model.store import State, Status, Store
 from . import blocks, markup
 
 #: The states whose recording a page shows: a good run, one of an earlier version of the

@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 
 from ..model.machines import Machine
-from ..model.store import Recording, RecordingError, Store
+from ..model.recording import Recording, RecordingError
+from ..model.store import Store
 
 
 class MachineRefused(ValueError):

@@ -29,18 +29,18 @@ from pathlib import Path
 
 from ..config.settings import MAX_RUNS
 from ..model import describe
-from ..model.snippets import SnippetError, load
-from ..model.store import (
+from ..model.files import write_atomically
+from ..model.recording import (
     RECORDING_FIELDS,
     JSONRefused,
     Recording,
     RecordingError,
-    Store,
     migrate,
     read_json,
     utc_stamp,
-    write_atomically,
 )
+from ..model.snippets import SnippetError, load
+from ..model.store import Store
 from . import admit
 from .runner import MAX_STREAM_BYTES
 
@@ -180,7 +180,7 @@ def read_bundle(
 ) -> Bundle:
     """Parse and check one bundle file. Raises BundleError naming the file. A file over
     ``max_mb`` megabytes is refused before it is read, so memory stays bounded. Recordings
-    of an older schema are brought up to this one (store.migrate), with ``source(name)``
+    of an older schema are brought up to this one (recording.migrate), with ``source(name)``
     giving a snippet's bytes as they are now."""
     path = Path(path)
     where = str(path)

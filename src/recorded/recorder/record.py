@@ -19,8 +19,9 @@ from typing import TextIO
 
 from ..model.busy import LIMIT, too_busy
 from ..model.machines import Machine
+from ..model.recording import Recording, Run, utc_stamp
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet, code_sha256
-from ..model.store import Recording, Run, State, Status, Store, utc_stamp
+from ..model.store import State, Status, Store
 from . import busy as busy_
 from . import guard, runner, sandbox, this_machine
 from .runner import RunResult

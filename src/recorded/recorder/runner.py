@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.targets import Target
+from ..model.files import WriteFailed
 from ..model.snippets import Snippet
-from ..model.store import WriteFailed
 from . import sandbox
 from .sandbox import Limits
 
