@@ -112,3 +112,22 @@ def test_bad_samples_raise_a_clear_error_instead_of_a_verdict(rule, samples, mes
         rule["verdict"](good, samples)
     with pytest.raises(ValueError, match=message):
         rule["verdict"](samples, good)
+
+
+def test_no_page_asks_a_live_run_for_a_timing_verdict():
+    # An `expect` claim holds in the live run too: a verdict value there would make the suite
+    # a timed test that a busy machine fails. A verdict is claimed per recorded kind.
+    from recorded.model import lines
+    from recorded.pages import blocks
+
+    asked = []
+    for page in sorted((SNIPPETS.parent / "docs").rglob("*.md")):
+        for found in blocks.read(page.read_text(encoding="utf-8")).blocks:
+            spec = blocks.parse(found.argument, found.body, first_line=found.line + 1)
+            for claim in spec.expect:
+                said = lines.verdict(claim)
+                if said and said[1] in lines.TIMING_VERDICTS:
+                    asked.append(f"{page.name}: {claim!r}")
+    assert asked == [], "claim these under expect_on, per kind, or write the value as ...: " + ", ".join(
+        asked
+    )
