@@ -56,10 +56,12 @@ while not running({mark!r}):
 """
 
 
-def running(mark: str, alone: bool = False) -> list[int]:
+def running(mark: str, alone: bool = False, script: bool = False) -> list[int]:
     """The processes of this machine whose command line holds ``mark`` (zombies left out:
     a zombie runs nothing); ``alone``: only those that lead a session of their own, as a
-    process that called os.setsid() does."""
+    process that called os.setsid() does; ``script``: only a Python running the marked file
+    itself (``python FILE``), not the limits' prelude or bubblewrap on the way to it, which
+    a recorder killed that early would leave to start it unwatched."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -68,6 +70,9 @@ def running(mark: str, alone: bool = False) -> list[int]:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
             state, _, _, session = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:4]
         except (OSError, IndexError, ValueError):
+            continue
+        args = cmdline.split("\0")
+        if script and not (len(args) > 1 and mark in args[1]):
             continue
         if mark in cmdline and state != "Z" and (not alone or session == entry):
             found.append(int(entry))
@@ -85,11 +90,11 @@ def gone_soon(mark: str, within: float = 2.0) -> bool:
     return True
 
 
-def started(mark: str, within: float = 60.0, alone: bool = False) -> bool:
+def started(mark: str, within: float = 60.0, alone: bool = False, script: bool = False) -> bool:
     """Whether a process marked ``mark`` runs, waiting up to ``within`` seconds for one;
-    ``alone``: for one in a session of its own (it has called os.setsid())."""
+    ``alone`` and ``script`` as for ``running``."""
     deadline = time.monotonic() + within
-    while not running(mark, alone):
+    while not running(mark, alone, script):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)

@@ -355,6 +355,22 @@ except OSError as exc:
 
 
 @LINUX
+def test_a_run_whose_recorder_died_before_the_sandbox_took_hold_never_starts(tmp_path):
+    # The limits' prelude ties the run to its starter; one whose starter is already gone (here:
+    # it names a pid that is not its parent) exits before it becomes the run.
+    ran = tmp_path / "ran"
+    argv = sandbox.Limits().around(sys.executable, [sys.executable, "-c", f"open({str(ran)!r}, 'w')"])
+    argv[argv.index(str(os.getpid()))] = "1"
+
+    assert subprocess.run(argv, check=False).returncode == 137
+    assert not ran.exists()
+    argv[argv.index("1")] = str(os.getpid())
+    assert (
+        subprocess.run(argv, check=False).returncode == 0 and ran.exists()
+    )  # and one whose starter lives runs
+
+
+@LINUX
 def test_folders_a_recorder_killed_by_sigkill_left_are_removed_by_the_next(tmp_path):
     project = Project(tmp_path / "p")
     mark = marker()
@@ -362,7 +378,7 @@ def test_folders_a_recorder_killed_by_sigkill_left_are_removed_by_the_next(tmp_p
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     proc = recorder(project.root, tmpdir=tmpdir)
-    assert started(mark)
+    assert started(mark, script=True)
     proc.kill()
     proc.communicate(timeout=30)
     assert gone_soon(mark, within=5)

@@ -137,9 +137,9 @@ def _recording(data: object, where: str) -> Recording:
         if missing:
             raise RecordingError(f"{where}: field(s) {missing} missing.")
     rec = Recording.from_dict(data, where)
-    if 1 + len(rec.runs) > MAX_RUNS:
+    if len(rec.outputs) > MAX_RUNS:
         raise RecordingError(
-            f"{where}: {1 + len(rec.runs)} fresh runs; the recorder makes at most {MAX_RUNS}."
+            f"{where}: {len(rec.outputs)} fresh runs; the recorder makes at most {MAX_RUNS}."
         )
     streams = [("stdout", rec.stdout), ("stderr", rec.stderr)]
     streams += [(f"run {n} stdout", run.stdout) for n, run in enumerate(rec.runs, 2)]

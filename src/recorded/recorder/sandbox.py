@@ -53,17 +53,25 @@ class Limits:
 
     def around(self, python: str, argv: Sequence[str]) -> list[str]:
         """``argv`` started under these limits, soft and hard, so the run cannot raise them:
-        a few lines of Python that set them and become ``argv`` (``exec``)."""
-        return [python, "-I", "-S", "-c", _LIMITED, str(self.memory_bytes), str(self.file_bytes), *argv]
+        a few lines of Python that set them and become ``argv`` (``exec``). On Linux they
+        also tie its life to this process's (PR_SET_PDEATHSIG, kept across the exec), so a
+        recorder killed before bubblewrap's own --die-with-parent takes hold leaves nothing."""
+        limits = [str(self.memory_bytes), str(self.file_bytes), str(os.getpid())]
+        return [python, "-I", "-S", "-c", _LIMITED, *limits, *argv]
 
 
 _LIMITED = """
 import os, resource, sys
+if sys.platform.startswith("linux"):
+    import ctypes, signal
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != int(sys.argv[3]):  # the starter died before that: go with it
+        sys.exit(137)
 for limit, wanted in ((resource.RLIMIT_DATA, int(sys.argv[1])), (resource.RLIMIT_FSIZE, int(sys.argv[2]))):
     hard = resource.getrlimit(limit)[1]  # never above a bound the recorder was started under
     value = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
     resource.setrlimit(limit, (value, value))
-os.execvp(sys.argv[3], sys.argv[3:])
+os.execvp(sys.argv[4], sys.argv[4:])
 """
 
 
