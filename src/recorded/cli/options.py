@@ -145,6 +145,38 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         epilog=EPILOG.format(prog=prog),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _what_and_how(p)
+    _modes(p)
+    _files_and_limits(p)
+    args = p.parse_args(argv)
+    _refuse_combinations(p, args)
+    return Options(
+        mode=_mode(args),
+        snippets=tuple(args.snippets),
+        target=args.target,
+        force=args.force,
+        replace_machine=args.replace_machine,
+        timeout=args.timeout,
+        fail_fast=args.fail_fast,
+        refuse_busy=not args.keep_busy,
+        runs=args.runs,
+        strict=args.strict,
+        bundle=args.bundle,
+        allow_stale=args.allow_stale,
+        shard=args.shard,
+        out=args.out,
+        adopt=tuple(args.adopt) if args.adopt else None,
+        files=tuple(args.import_ or ()),
+        max_bundle_mb=args.max_bundle_mb,
+        budget=args.budget,
+        allow_unsandboxed=args.allow_unsandboxed,
+        prog=prog,
+        command=command,
+    )
+
+
+def _what_and_how(p: argparse.ArgumentParser) -> None:
+    """Which snippets on which targets, and how each run goes."""
     p.add_argument(
         "snippets",
         nargs="*",
@@ -195,6 +227,10 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         help="how many times to run each timing snippet, each in a fresh process (default: "
         "[tool.recorded] runs in pyproject.toml, else 3); the page shows how many runs gave each verdict",
     )
+
+
+def _modes(p: argparse.ArgumentParser) -> None:
+    """What to do instead of recording; one at most."""
     modes = p.add_mutually_exclusive_group()
     modes.add_argument(
         "--check", action="store_true", help="run nothing; list missing, stale and failed recordings"
@@ -226,6 +262,10 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         metavar="FILE",
         help="merge bundles (from --bundle) into recordings/, each all or nothing",
     )
+
+
+def _files_and_limits(p: argparse.ArgumentParser) -> None:
+    """Where recordings and bundles go, and the limits a run or an import keeps to."""
     p.add_argument(
         "--strict",
         action="store_true",
@@ -276,7 +316,10 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         help="use DIR instead of recordings/ (DIR/<target>/<snippet>.json): to "
         "record into, or with --compare to keep this machine's runs",
     )
-    args = p.parse_args(argv)
+
+
+def _refuse_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit status 2, with argparse's message, for values and combinations that make no sense."""
     if args.timeout is not None and args.timeout <= 0:
         p.error("--timeout takes a positive number of seconds")
     if args.runs is not None and not 1 <= args.runs <= MAX_RUNS:
@@ -295,7 +338,11 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         p.error("--replace-machine takes --target NAME and no snippets: it re-records every snippet")
     if args.import_ and args.shard:
         p.error("--shard goes with recording, --compare, --check or --list, not with --import")
-    mode = next(
+
+
+def _mode(args: argparse.Namespace) -> str:
+    """The mode a run is in: the one named, else recording."""
+    return next(
         (
             m
             for m, on in (
@@ -309,27 +356,4 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
             if on
         ),
         "record",
-    )
-    return Options(
-        mode=mode,
-        snippets=tuple(args.snippets),
-        target=args.target,
-        force=args.force,
-        replace_machine=args.replace_machine,
-        timeout=args.timeout,
-        fail_fast=args.fail_fast,
-        refuse_busy=not args.keep_busy,
-        runs=args.runs,
-        strict=args.strict,
-        bundle=args.bundle,
-        allow_stale=args.allow_stale,
-        shard=args.shard,
-        out=args.out,
-        adopt=tuple(args.adopt) if args.adopt else None,
-        files=tuple(args.import_ or ()),
-        max_bundle_mb=args.max_bundle_mb,
-        budget=args.budget,
-        allow_unsandboxed=args.allow_unsandboxed,
-        prog=prog,
-        command=command,
     )
