@@ -331,9 +331,7 @@ def draw_timing(data: dict):
         title = f"{where}, batch {batch[kind]}" if batch.get(kind) else where
         ax.set_title(title, loc="left")
         if not part:
-            ax.text(
-                0.5, 0.5, f"no fresh {kind} recording yet", ha="center", va="center", transform=ax.transAxes
-            )
+            ax.text(0.5, 0.5, f"no {kind} recording yet", ha="center", va="center", transform=ax.transAxes)
             ax.set_axis_off()
             continue
         lows = [

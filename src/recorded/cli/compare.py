@@ -53,9 +53,8 @@ def _count(rec: Recording, line: Line, n: int) -> str:
 def busy_line(rec: Recording) -> str:
     """ "busy: other work used up to 40% of the CPUs" when any of its runs was too busy, else ""."""
     figures = [rec.busy] + [r.busy for r in rec.runs]
-    if not busy.too_busy(figures):
-        return ""
-    return f"busy: other work used up to {busy.worst(figures) * 100:.0f}% of the CPUs"
+    said = f"busy: other work used up to {busy.worst(figures) * 100:.0f}% of the CPUs"
+    return said if busy.too_busy(figures) else ""
 
 
 def table(
@@ -99,7 +98,7 @@ def table(
             else "not run here"
         )
         out += ["", textwrap.fill(head, WIDTH, subsequent_indent="  ")]
-        out += [f"  {busy_line(mine)}"] if mine and busy_line(mine) else []
+        out += [f"  {said}"] if mine and (said := busy_line(mine)) else []
         if mine and not mine.ok:
             said = f"  exit code {mine.exit_code}: {(mine.stderr or ['(no error output)'])[-1]}"
             out.append(textwrap.fill(said, WIDTH, subsequent_indent="    "))

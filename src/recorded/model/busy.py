@@ -26,8 +26,7 @@ def shares(figure: object) -> dict[str, float]:
 
 def too_busy(figures: object | Iterable[object]) -> bool:
     """Whether other work used more than LIMIT around a run (one figure) or any of several."""
-    many = figures if isinstance(figures, (list, tuple)) else [figures]
-    return any(share > LIMIT for figure in many for share in shares(figure).values())
+    return worst(figures if isinstance(figures, (list, tuple)) else [figures]) > LIMIT
 
 
 def worst(figures: Iterable[object]) -> float:

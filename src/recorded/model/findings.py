@@ -22,12 +22,10 @@ from ..config.targets import Target
 from . import claims as claims_
 from .recording import Recording
 from .renewal import Renewal
-from .store import State, Status, Store
+from .store import WITH_OUTPUT, State, Status, Store
 
 #: The states a renewal can fix, when it must be fresh.
 RENEWABLE = (State.MISSING, State.STALE, State.FAILED)
-#: The states whose recording a page shows, and so whose claims must hold.
-SHOWN = (State.FRESH, State.STALE)
 
 
 @dataclass(frozen=True)
@@ -94,12 +92,12 @@ def of(status: Status, claims: Sequence[Sequence[str]], store: Store, renewal: R
     found: list[Finding] = []
     if status.state in RENEWABLE and (why := renewal.why(target, status.snippet.name)):
         found.append(MustRenew(target, status.state, status.reason, why, rec))
-    if status.state not in SHOWN or rec is None:
+    if status.state not in WITH_OUTPUT or rec is None:
         return found
     if target.host is not None:  # an emulated tab is its host's machine, with limits set
         host = store.status(status.snippet, target.host)
         theirs = host.recording
-        if host.state in SHOWN and theirs is not None and not rec.machine.same_as(theirs.machine):
+        if host.state in WITH_OUTPUT and theirs is not None and not rec.machine.same_as(theirs.machine):
             differ = tuple(theirs.machine.differences(rec.machine))
             found.append(OtherMachine(target, store.targets.get(target.host), differ))
     for run, stdout in enumerate(rec.outputs, 1):

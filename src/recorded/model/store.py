@@ -51,6 +51,11 @@ class State(str, enum.Enum):
     NOT_APPLICABLE = "not applicable"  # the snippet needs hardware the target lacks
 
 
+#: The states whose recording holds a good output that the pages show and the claims must
+#: hold in: fresh, or of an earlier version of the code (shown labelled).
+WITH_OUTPUT = (State.FRESH, State.STALE)
+
+
 class Store:
     """Where the snippets and their recordings live, and how to read and write them."""
 

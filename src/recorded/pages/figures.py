@@ -23,7 +23,7 @@ from typing import Any
 from ..config.lessons import Lesson
 from ..model.machines import Machine
 from ..model.snippets import load
-from ..model.store import State, Store
+from ..model.store import WITH_OUTPUT, State, Store
 
 #: A printed number, as the figures' patterns read one.
 NUMBER = r"([0-9.]+(?:e[+-]?\d+)?)"
@@ -51,7 +51,7 @@ def printed(store: Store, snippet: str, target: str) -> Printed | None:
     earlier version of its code), or None."""
     status = store.status(load(store.snippets_dir, snippet, store.targets), target)
     rec = status.recording
-    if rec is None or rec.status != "ok" or status.state not in (State.FRESH, State.STALE):
+    if rec is None or rec.status != "ok" or status.state not in WITH_OUTPUT:
         return None
     return Printed(rec.stdout, rec.machine, status.state is State.STALE)
 
@@ -77,8 +77,6 @@ def find(pattern: str, lines: list[str], where: str) -> re.Match:
 #: 358/499, and 12 pt is 11.5 px. Panels stack, never side by side, so one drawing serves both.
 WIDTH = 5.2
 FONT_SIZE = 12
-#: The smallest font a figure may use, in points: 14.7 px on a desktop, 10.5 px on a phone.
-SMALLEST = 11
 
 
 def new_figure(height: float, nrows: int = 1, height_ratios: list[float] | None = None):
@@ -110,51 +108,6 @@ def new_figure(height: float, nrows: int = 1, height_ratios: list[float] | None 
         layout="constrained",
         gridspec_kw={"height_ratios": height_ratios} if height_ratios else None,
     )
-
-
-def drawn_texts(fig) -> list:
-    """The texts a drawn figure shows: not the labels of ticks outside their axis's view, nor
-    an axis's labels where its axes are switched off."""
-    from matplotlib.text import Text
-
-    fig.draw_without_rendering()
-    hidden: set[int] = set()
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            lo, hi = sorted(axis.get_view_interval())
-            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
-                if not ax.axison or not lo - 1e-9 * abs(hi - lo) <= tick.get_loc() <= hi * (1 + 1e-9):
-                    hidden.update({id(tick.label1), id(tick.label2)})
-            if not ax.axison:
-                hidden.update({id(axis.label), id(axis.offsetText)})
-    return [
-        t
-        for t in fig.findobj(Text)
-        if t.get_visible() and t.get_text().strip() and id(t) not in hidden and t.get_figure(root=True) is fig
-    ]
-
-
-def text_problems(fig) -> list[str]:
-    """What a reader would trip on in a drawn figure: text smaller than SMALLEST, text cut
-    by the figure's edge, and texts that overlap each other (one line each)."""
-    texts = drawn_texts(fig)
-    renderer = fig.canvas.get_renderer()
-    edge = fig.bbox
-    boxes = [(t, t.get_window_extent(renderer)) for t in texts]
-    boxes = [(t, b) for t, b in boxes if b.width > 0 and b.height > 0]
-    problems = []
-    for t, b in boxes:
-        name = repr(t.get_text())
-        if t.get_fontsize() < SMALLEST:
-            problems.append(f"{name} is {t.get_fontsize():g} pt, under {SMALLEST}")
-        if b.x0 < edge.x0 - 0.5 or b.y0 < edge.y0 - 0.5 or b.x1 > edge.x1 + 0.5 or b.y1 > edge.y1 + 0.5:
-            problems.append(f"{name} is cut by the figure's edge")
-    for i, (t, b) in enumerate(boxes):
-        for u, c in boxes[i + 1 :]:
-            # Overlap beyond a point either way: line boxes of stacked texts may touch.
-            if min(b.x1, c.x1) - max(b.x0, c.x0) > 1 and min(b.y1, c.y1) - max(b.y0, c.y0) > 1:
-                problems.append(f"{t.get_text()!r} overlaps {u.get_text()!r}")
-    return problems
 
 
 def lesson_figures(root: Path, lesson: Lesson) -> tuple[Figure, ...]:

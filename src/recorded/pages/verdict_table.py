@@ -13,12 +13,10 @@ from pathlib import Path
 from ..config.lessons import load as load_lessons
 from ..model import describe
 from ..model.lines import TIMING_VERDICTS, runs_note, verdict
-from ..model.store import State, Status, Store
+from ..model.store import WITH_OUTPUT, State, Status, Store
 from . import blocks, inventory
 
 NOT_RECORDED = "not recorded yet"
-#: The states whose recording has values to show: fresh, or of an earlier version of the code.
-SHOWN = (State.FRESH, State.STALE)
 
 #: What a cell says beside a value printed by an earlier version of the snippet's code.
 EARLIER = "earlier code"
@@ -124,7 +122,7 @@ def rows(store: Store, docs_dir: Path, items: list[Status]) -> dict[str, list[Ro
         for snippet, cells in by_snippet.items():
             labels: list[str] = []
             for e in cells:
-                if e.state in SHOWN and e.recording:
+                if e.state in WITH_OUTPUT and e.recording:
                     labels += [found[0] for line in e.recording.stdout if (found := verdict(line))]
             for b in shown:
                 if b.snippet == snippet:
@@ -141,7 +139,7 @@ def rows(store: Store, docs_dir: Path, items: list[Status]) -> dict[str, list[Ro
 
 
 def _cell(entry: Status, label: str) -> Cell:
-    if entry.state not in SHOWN or entry.recording is None:
+    if entry.state not in WITH_OUTPUT or entry.recording is None:
         return Cell(_NO_VALUE[entry.state], entry.state.name.lower())
     values = [found[1] for line in entry.recording.stdout if (found := verdict(line)) and found[0] == label]
     if not values:
@@ -157,7 +155,7 @@ def machines(store: Store, items: list[Status]) -> dict[str, list[str]]:
     """target -> the machines its shown recordings were made on, as described on the pages."""
     found: dict[str, list[str]] = {t: [] for t in store.targets.names}
     for e in items:
-        if e.state in SHOWN and e.recording:
+        if e.state in WITH_OUTPUT and e.recording:
             torch = e.recording.machine.version("torch")
             text = describe.machine(e.recording.machine) + (f", torch {torch}" if torch else "")
             if text not in found[e.target]:
