@@ -7,18 +7,17 @@ from .schema import ConfigError
 
 #: The engine's one name: the package, ``python -m recorded``, the ``[tool.recorded]`` tables.
 TOOL = "recorded"
-#: The table's name before the engine had one name.
-_OLD = "record-runs"
+_OLD = "record-runs"  # the table's name before the engine had one name
 
 
-def tool_table(config: object, where: str) -> dict:
+def tool_table(config: object, where: str, error: type[ConfigError] = ConfigError) -> dict:
     """The ``[tool.recorded]`` table of a parsed TOML document ({} when it has none). An old
-    ``[tool.record-runs]`` table is refused, with what to write instead."""
+    ``[tool.record-runs]`` table is refused as ``error``, with what to write instead."""
     tool = config.get("tool", {}) if isinstance(config, dict) else {}
     if not isinstance(tool, dict):
         return {}
     if _OLD in tool:
-        raise ConfigError(
+        raise error(
             f"{where}: [tool.{_OLD}] is now [tool.{TOOL}]: rename the table (and its sub-tables, "
             f"such as [tool.{_OLD}.targets.cpu]); nothing else changes."
         )

@@ -1,13 +1,7 @@
-"""Devices as data: what a target has beyond the CPU, and how to describe and guard it.
-
-Standard library only. A target declares its device in pyproject.toml, in full or by the
-key of a known one (builtin.toml's ``[devices.<key>]``, where the keys are explained)::
-
-    [tool.recorded.targets.npu]
-    device = { name = "a made-up NPU", probe = "...", available = "import npu; npu.ready()" }
-
-The engine knows no device: the probe that describes one, the notebook's guard for cells
-that need one and the words for it all come from here.
+"""Devices as data: what a target has beyond the CPU, and how to describe and guard it. A target
+declares its device in full or by the key of a known one (builtin.toml's ``[devices.<key>]``).
+The engine knows no device: the probe, the notebook's guard and the words for it come from here.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -38,18 +32,18 @@ SCHEMA = {
     ),
     "available": Key(
         "Python whose last line is an expression, true where the device can be used",
-        schema.python_ending_in_expression,
+        lambda value: schema.python(value, last_expression=True),
         required=True,
         means="true where a run can use it: checked before recording, and by the notebook's guard",
     ),
     "guard": Key(
         "a Python name, the notebook's cell magic for the cells that need it",
-        schema.identifier,
+        lambda value: isinstance(value, str) and value.isidentifier(),
         means="the cell magic that skips, with a reason, a notebook cell needing the device where it is absent",
     ),
     "fields": Key(
         "a table of field = format string (how the probe's fields read on a page)",
-        schema.text_table,
+        schema.table_of(schema.any_text),
         means="how the probe's fields read on a page",
     ),
 }
@@ -67,10 +61,8 @@ class Device:
     @property
     def available_parts(self) -> tuple[str, str]:
         """``available`` as the statements before its last line and that last expression."""
-        tree = ast.parse(self.available)
-        last = tree.body[-1]
-        setup = "\n".join(ast.unparse(node) for node in tree.body[:-1])
-        return setup, ast.unparse(last)
+        *setup, last = ast.parse(self.available).body
+        return "\n".join(map(ast.unparse, setup)), ast.unparse(last)
 
     @property
     def available_check(self) -> str:
@@ -87,14 +79,9 @@ class Device:
 
 def make(key: str, values: dict) -> Device:
     """A Device from a table already checked against SCHEMA."""
-    return Device(
-        key,
-        " ".join(values["name"].split()),
-        values["probe"],
-        values["available"],
-        values.get("guard") or "needs_" + key.replace("-", "_"),
-        tuple((values.get("fields") or {}).items()),
-    )
+    guard = values.get("guard") or "needs_" + key.replace("-", "_")
+    fields = tuple((values.get("fields") or {}).items())
+    return Device(key, " ".join(values["name"].split()), values["probe"], values["available"], guard, fields)
 
 
 @functools.cache
@@ -113,29 +100,18 @@ def known() -> dict[str, Device]:
     }
 
 
-@functools.cache
-def field_words() -> dict[str, str]:
-    """How the known devices' fields read, for recordings that say nothing more."""
-    words: dict[str, str] = {}
-    for device in known().values():
-        for field, shown in device.fields:
-            words.setdefault(field, shown)
-    return words
-
-
 def describe(block: dict) -> str:
     """A device as a recording stores it (what its probe printed), in words: the name, then
     each field the probe gave, worded as the known devices word it or as ``field value``."""
-    words = field_words()
+    words: dict[str, str] = {}
+    for device in known().values():
+        words |= {field: shown for field, shown in device.fields if field not in words}
     given = {k: v for k, v in block.items() if k != "name" and v not in (None, "")}
-    order = [k for k in words if k in given] + [k for k in given if k not in words]
     bits = []
-    for field in order:
+    for field in [k for k in words if k in given] + [k for k in given if k not in words]:
         try:
-            bit = words[field].format(given[field]) if field in words else f"{field} {given[field]}"
-        except (ValueError, IndexError, KeyError):  # a value its format does not take
-            bit = f"{field} {given[field]}"
-        if bit:
-            bits.append(bit)
+            bits.append(words[field].format(given[field]))
+        except (KeyError, ValueError, IndexError):  # no words for it, or a value its format does not take
+            bits.append(f"{field} {given[field]}")
     name = str(block.get("name") or "an unnamed device")
-    return f"{name} ({', '.join(bits)})" if bits else name
+    return f"{name} ({', '.join(b for b in bits if b)})" if any(bits) else name

@@ -1,21 +1,11 @@
-"""Lessons: what belongs to each lesson of a course site, as data in pyproject.toml.
+"""Lessons: what belongs to each lesson of a course site, as data in pyproject.toml. Standard
+library only: the recorder groups ``--list`` by lesson on bare hardware runners.
 
-Standard library only: the recorder groups ``--list`` by lesson on bare hardware runners.
-
-A lesson is a folder under snippets/. It needs no declaration to be recorded and shown;
-an entry under ``[tool.recorded.lessons.<folder>]`` gives it a title, the pages that
-make it up (for its notebook) and its figures::
-
-    [tool.recorded.lessons.my_lesson]
-    title = "Lesson 8: My lesson"             # the lesson's name on the recordings page
-    pages = ["my-lesson/intro.md", "my-lesson/more.md"]  # under docs/, in reading order
-    notebook = "my-lesson.ipynb"              # optional: under docs/, built from the pages
-    notebook_note = "..."                     # optional: a sentence for the notebook's intro
-    notebook_skip = { "my-lesson/intro.md" = ["About this site"] }  # sections not for a notebook
-    figures = "scripts/figures/my_lesson.py"  # optional: a module defining FIGURES
-    figures_dir = "figures"                   # under docs/, where those figures are drawn
-
-Nothing in the engine names a lesson: everything a lesson owns is reached through here.
+A lesson is a folder under snippets/; it is recorded and shown undeclared. An entry
+``[tool.recorded.lessons.<folder>]`` gives it a title, its pages (under docs/, in reading order),
+the notebook built from them with a sentence for its intro (``notebook_note``) and the sections
+it leaves out (``notebook_skip``, by page), and a module defining its FIGURES with the folder
+under docs/ they are drawn in. Nothing in the engine names a lesson.
 """
 
 from __future__ import annotations
@@ -24,21 +14,22 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from . import schema, tool_table
-from .schema import ConfigError, Key
+from .schema import Key, any_text, list_of, relative
 
-CONFIG_FILE = schema.CONFIG_FILE
 TABLE = "tool.recorded.lessons"
 
 SCHEMA = {
     "title": Key("a string", schema.text, required=True),
     "pages": Key(
-        "a list of pages under docs/ (strings ending in .md)", schema.relatives(".md"), required=True
+        "a list of pages under docs/ (strings ending in .md)", list_of(relative(".md")), required=True
     ),
-    "notebook": Key("a path under docs/ ending in .ipynb", schema.relative(".ipynb")),
-    "notebook_note": Key("a string", schema.any_text, default=""),
-    "notebook_skip": Key("a table of page = [section headings]", schema.table_of_text_lists, default={}),
-    "figures": Key("a path to a Python file, relative to the project", schema.relative(".py")),
-    "figures_dir": Key("a folder under docs/", schema.relative(), default="figures"),
+    "notebook": Key("a path under docs/ ending in .ipynb", relative(".ipynb")),
+    "notebook_note": Key("a string", any_text, default=""),
+    "notebook_skip": Key(
+        "a table of page = [section headings]", schema.table_of(list_of(any_text)), default={}
+    ),
+    "figures": Key("a path to a Python file, relative to the project", relative(".py")),
+    "figures_dir": Key("a folder under docs/", relative(), default="figures"),
 }
 
 
@@ -70,11 +61,11 @@ def lesson_of(snippet_name: str) -> str:
 
 
 def _entry(name: str, entry: object, where: str) -> Lesson:
-    table = f"{TABLE}.{name}"
-    v = schema.validate(SCHEMA, entry, where, table, LessonError)
-    strays = sorted(set(v["notebook_skip"]) - set(v["pages"]))
-    if strays:
-        raise LessonError(f"{where}: [{table}] notebook_skip names {strays}, which are not among its pages.")
+    v = schema.validate(SCHEMA, entry, where, f"{TABLE}.{name}", LessonError)
+    if strays := sorted(set(v["notebook_skip"]) - set(v["pages"])):
+        raise LessonError(
+            f"{where}: [{TABLE}.{name}] notebook_skip names {strays}, which are not among its pages."
+        )
     return Lesson(
         name,
         v["title"].strip(),
@@ -87,12 +78,9 @@ def _entry(name: str, entry: object, where: str) -> Lesson:
     )
 
 
-def parse(config: dict, where: str = CONFIG_FILE) -> dict[str, Lesson]:
+def parse(config: dict, where: str = schema.CONFIG_FILE) -> dict[str, Lesson]:
     """The lessons declared in a parsed pyproject.toml, by folder name, in declared order."""
-    try:
-        declared = tool_table(config, where).get("lessons", {})
-    except ConfigError as exc:
-        raise LessonError(str(exc)) from None
+    declared = tool_table(config, where, LessonError).get("lessons", {})
     if not isinstance(declared, dict):
         raise LessonError(f"{where}: [{TABLE}] must hold one table per lesson, such as [{TABLE}.my_lesson].")
     lessons = {name: _entry(name, entry, where) for name, entry in declared.items()}
@@ -110,6 +98,4 @@ def load(root: Path) -> dict[str, Lesson]:
 
 def title(lessons: dict[str, Lesson], name: str) -> str:
     """A lesson's title, or its folder name when it declares none."""
-    if name in lessons:
-        return lessons[name].title
-    return name or "(snippets at the top level)"
+    return lessons[name].title if name in lessons else name or "(snippets at the top level)"

@@ -1,15 +1,9 @@
-"""The project's settings for the recorder, under ``[tool.recorded]`` beside its targets::
-
-    [tool.recorded]
-    runs = 3      # fresh runs of each timing snippet (timing = true), each in a fresh process
-    memory-gib = 8        # the most memory one run may take (its private writable memory)
-    file-size-mib = 1024  # the largest file one run may write
-    # The commands a message names to fix what it found, as this project spells them, the one
-    # form that works from a fresh clone: `all` records what is missing or stale here and
-    # redraws everything made from the recordings; `one` records a snippet on a target.
-    commands = { all = "make record", one = "make record TARGET={target} SNIPPETS={snippet}" }
-
-Standard library only.
+"""The project's settings for the recorder, under ``[tool.recorded]`` beside its targets: the
+fresh ``runs`` of each timing snippet, the ``memory-gib`` (private writable memory) and
+``file-size-mib`` (largest file written) one run may take, and the ``commands`` a message names to
+fix what it found, as the project spells them in the one form that works from a fresh clone:
+``all`` records what is missing or stale and redraws everything made from the recordings; ``one``
+records a snippet on a target. Standard library only.
 """
 
 from __future__ import annotations
@@ -20,7 +14,6 @@ from pathlib import Path
 from . import schema, tool_table
 from .schema import Key
 
-CONFIG_FILE = schema.CONFIG_FILE
 #: The most fresh runs a recording may hold: enough to see the spread between runs, and a
 #: bound on what a bundle may carry.
 MAX_RUNS = 20
@@ -39,7 +32,11 @@ _COMMANDS = {
     ),
 }
 SCHEMA = {
-    "commands": Key("a table of all and one, both strings", table=_COMMANDS),
+    "commands": Key(
+        "a table of all and one, both strings",
+        table=_COMMANDS,
+        default={name: key.default for name, key in _COMMANDS.items()},
+    ),
     "runs": Key(
         f"a whole number of fresh runs from 1 to {MAX_RUNS}",
         lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_RUNS,
@@ -54,8 +51,8 @@ SCHEMA = {
 class Commands:
     """The commands a message names to fix what it found: built here and nowhere else."""
 
-    all: str = _COMMANDS["all"].default
-    one: str = _COMMANDS["one"].default
+    all: str
+    one: str
 
     def record(self, snippet: str | None = None, target: str | None = None) -> str:
         """The command that records ``snippet`` on ``target``; without them, everything."""
@@ -66,28 +63,17 @@ class Commands:
 
 @dataclass(frozen=True)
 class Settings:
-    #: How many times the recorder runs a timing snippet, each time in a fresh process: the
-    #: spread between runs, which no single process shows (as pyperf's worker processes).
-    runs: int = 3
-    commands: Commands = Commands()
-    #: What one run may take, in the sandbox or not (recorder/sandbox.py's Limits).
-    memory_gib: float = 8
-    file_size_mib: float = 1024
+    runs: int  #: fresh processes per timing snippet: the spread between runs no single process shows
+    commands: Commands
+    memory_gib: float
+    file_size_mib: float
 
 
-def parse(config: dict, where: str = CONFIG_FILE) -> Settings:
-    table = tool_table(config, where)
-    mine = {k: v for k, v in table.items() if k in SCHEMA}
-    values = schema.validate(SCHEMA, mine, where, "tool.recorded")
-    commands = values["commands"] or {}
-    return Settings(
-        runs=values["runs"],
-        commands=Commands(**{k: v for k, v in commands.items() if v}),
-        memory_gib=values["memory-gib"],
-        file_size_mib=values["file-size-mib"],
-    )
+def parse(config: dict, where: str = schema.CONFIG_FILE) -> Settings:
+    mine = {k: v for k, v in tool_table(config, where).items() if k in SCHEMA}
+    v = schema.validate(SCHEMA, mine, where, "tool.recorded")
+    return Settings(v["runs"], Commands(**v["commands"]), v["memory-gib"], v["file-size-mib"])
 
 
 def load(root: Path) -> Settings:
-    config = schema.read_project(root)
-    return Settings() if config is None else parse(config)
+    return parse(schema.read_project(root) or {})

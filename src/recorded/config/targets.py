@@ -1,90 +1,67 @@
-"""Targets: the kinds of machine a recording speaks for, as data in pyproject.toml.
-
-Standard library only: the recorder reads this on bare hardware runners.
-
-A project declares its targets under ``[tool.recorded.targets.<name>]``, in the order
-their tabs appear::
-
-    [tool.recorded.targets.cpu-avx2]
-    label = "CPU limited to AVX2"
-    provides = ["cpu"]
-    description = "..."
-    env = { ONEDNN_MAX_CPU_ISA = "AVX2" }
-    required = true
-    check = { code = "import torch; print(torch.backends.cpu.get_cpu_capability())", prints = "AVX2" }
-    requires = { flags = ["avx2"], absent = ["avx512f"] }
-    runs-on = ["ubuntu-latest"]
-
-What each key means is said once, in ``SCHEMA`` below (``Key.means``); the contributors'
-guide shows it as a table (``/// target-settings``, rendered from it).
-
-``[tool.recorded] auto = [...]`` lists, most wanted first, the targets that
-``--target auto`` and the tests' live runs choose from. A project that declares no
-targets gets builtin.toml's.
+"""Targets: the kinds of machine a recording speaks for, declared in tab order under
+``[tool.recorded.targets.<name>]``; each key is described once, in ``SCHEMA``. A project that
+declares none gets builtin.toml's. Standard library only: the recorder reads this on bare runners.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import TOOL, cpu_flags, devices, schema, tool_table
 from .devices import Device
-from .schema import Key
+from .schema import Key, any_text, boolean, either, list_of, python, text
 
-CONFIG_FILE = schema.CONFIG_FILE
 TABLE = "tool.recorded.targets"
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 _CHECK = {
     "code": Key(
         "Python whose last printed line proves the target",
-        schema.python,
+        python,
         required=True,
         means="run in the target's environment before recording",
     ),
     "prints": Key(
         "a string, the line the check must print",
-        schema.any_text,
+        any_text,
         required=True,
         means="the line the check's code must print last, or nothing is recorded on this target",
     ),
 }
 _REQUIRES = {
-    "flags": Key("a list of CPU flag names", schema.texts, default=[], means="flags the CPU must have"),
-    "absent": Key("a list of CPU flag names", schema.texts, default=[], means="flags the CPU must not have"),
+    "flags": Key("a list of CPU flag names", list_of(text), default=[], means="flags the CPU must have"),
+    "absent": Key("a list of CPU flag names", list_of(text), default=[], means="flags the CPU must not have"),
 }
 SCHEMA = {
-    "label": Key("a string", schema.text, required=True, means="the tab's name, the same on every page"),
-    "short": Key(
-        "a string of a word or two", schema.text, means="the tab's name where room is short (a phone)"
-    ),
+    "label": Key("a string", text, required=True, means="the tab's name, the same on every page"),
+    "short": Key("a string of a word or two", text, means="the tab's name where room is short (a phone)"),
     "provides": Key(
         "a list of strings",
-        schema.some_texts,
+        list_of(text, at_least=1),
         required=True,
         means="what a snippet may require of it (`cpu`, `cuda`): a snippet runs where its `requires` are all provided",
     ),
     "description": Key(
-        "a string", schema.text, required=True, means="one honest line about the kind, on the machines page"
+        "a string", text, required=True, means="one honest line about the kind, on the machines page"
     ),
     "env": Key(
         "a table of strings",
-        schema.text_table,
+        schema.table_of(any_text),
         default={},
         means="environment variables set for each run and for its check (a CPU kind hides every GPU)",
     ),
     "required": Key(
         "true or false",
-        schema.boolean,
+        boolean,
         default=False,
         means="every build and `make test` fail until each snippet has a fresh recording on it",
     ),
     "detect": Key(
         "a list of strings",
-        schema.texts,
+        list_of(text),
         default=[],
         means="files or commands, one of which must exist on a machine of this kind",
     ),
@@ -100,25 +77,25 @@ SCHEMA = {
     ),
     "device": Key(
         "the key of a known device or a table of name, probe, available and guard",
-        schema.text,
+        text,
         table=devices.SCHEMA,
         means="its device beyond the CPU, by the key of a known one (builtin.toml) or in full",
     ),
     "runs-on": Key(
         "a runner label or a list of them",
-        schema.text_or_texts,
+        either(text, list_of(text)),
         default=[],
         means="the CI runner labels that record it (.github/workflows/record.yml)",
     ),
     "emulated": Key(
         "true or false",
-        schema.boolean,
+        boolean,
         default=False,
         means="the same machine as its host, with limits set in `env` that its `check` proves",
     ),
     "host": Key(
         "the name of another target",
-        schema.text,
+        text,
         means="an emulated kind's real machine: it takes the host's `requires`, and shares its machine",
     ),
 }
@@ -136,8 +113,7 @@ class Check:
 
 @dataclass(frozen=True)
 class Requirement:
-    """The hardware a kind of machine is: CPU flags present and absent, and a device (its
-    words, as its target's ``device.name`` says; empty for none)."""
+    """The hardware a kind of machine is: CPU flags present and absent, and its device's name."""
 
     flags: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
@@ -158,15 +134,13 @@ class Target:
     required: bool = False
     detect: tuple[str, ...] = ()
     check: Check | None = None
-    #: The hardware it is; for an emulated target, its host's (filled in by ``parse``).
+    #: The hardware it is, and its device: for an emulated target, its host's (set by ``parse``).
     requires: Requirement = Requirement()
     runs_on: tuple[str, ...] = ()
     host: str | None = None  # set only for an emulated target
-    #: What it has beyond the CPU (devices.py); an emulated target shares its host's.
     device: Device | None = None
     #: An emulated target's host's environment, where its check must print something else.
     host_env: tuple[tuple[str, str], ...] = ()
-    #: Its tab's label, a word or two so that the tabs fit a phone; ``label`` when not given.
     short: str = ""
 
     @property
@@ -187,23 +161,20 @@ class Target:
         return self.host or self.name
 
     def detected(self) -> bool:
-        """A cheap look, without starting Python, for what the target needs (a driver, say).
-        A kind with a device and nothing to detect it by is never taken for this machine by
-        this look; its check, run when something is recorded on it, still can prove it."""
+        """A cheap look, without starting Python, for what the target needs (a driver, say). A
+        device with nothing to detect it by is never seen this way; its check can still prove it."""
         if not self.detect:
             return not self.needs_device
-        return any(
-            Path(d).exists() if d.startswith("/") else shutil.which(d) is not None for d in self.detect
-        )
+        return any(Path(d).exists() if d.startswith("/") else shutil.which(d) for d in self.detect)
 
 
 @dataclass(frozen=True)
 class Targets:
     """A project's targets, in tab order, and the ones ``--target auto`` prefers."""
 
-    by_name: dict[str, Target] = field(default_factory=dict)
-    auto: tuple[str, ...] = ()
-    source: str = "(built-in)"
+    by_name: dict[str, Target]
+    auto: tuple[str, ...]
+    source: str  #: the file that declares them, in words
 
     def __iter__(self):
         return iter(self.by_name.values())
@@ -221,8 +192,7 @@ class Targets:
     @property
     def flags(self) -> tuple[str, ...]:
         """Every CPU flag some requirement names: a recording stores each, present or not."""
-        named = (f for t in self for f in t.requires.flags + t.requires.absent)
-        return tuple(sorted(set(named)))
+        return tuple(sorted({f for t in self for f in t.requires.flags + t.requires.absent}))
 
     def sharing(self, name: str) -> tuple[str, ...]:
         """The targets recorded on one machine with name: its host and the host's emulations."""
@@ -235,7 +205,6 @@ class Targets:
         return frozenset().union(*(t.provides for t in self))
 
     def get(self, name: str, where: str = "") -> Target:
-        """The target called name, or a TargetError naming the known ones."""
         if name not in self.by_name:
             raise TargetError(
                 f"{where + ': ' if where else ''}unknown target {name!r}; "
@@ -250,12 +219,15 @@ class Targets:
         """The device a snippet that requires ``requires`` needs: none when a target without a
         device provides it all, else the device of the first target that does."""
         able = [t for t in self if requires <= t.provides]
-        if not able or any(t.device is None for t in able):
-            return None
-        return able[0].device
+        return None if not able or any(t.device is None for t in able) else able[0].device
 
 
-def _check_entry(name: str, entry: object, where: str) -> Target:
+def _entry(name: str, entry: object, where: str) -> Target:
+    if not set(name) <= NAME_CHARS or not name[0].isalpha():
+        raise TargetError(
+            f"{where}: target name {name!r}: use lower-case letters, digits and "
+            "dashes, starting with a letter (it names a folder under recordings/)."
+        )
     table = f"{TABLE}.{name}"
     shown = f"{where}: [{table}]"
     if isinstance(entry, dict) and "gpu" in (entry.get("requires") or {}):  # the key before devices
@@ -266,27 +238,26 @@ def _check_entry(name: str, entry: object, where: str) -> Target:
         )
     v = schema.validate(SCHEMA, entry, where, table, TargetError)
     check = Check(v["check"]["code"], v["check"]["prints"].strip()) if v["check"] else None
-    runs_on = [v["runs-on"]] if isinstance(v["runs-on"], str) else v["runs-on"]
     emulated, host = v["emulated"], v["host"]
     if emulated and host is None:
         raise TargetError(
-            f"{shown} is emulated but names no host: add host = "
-            '"<target>", the kind of machine it is recorded on with its limits.'
+            f'{shown} is emulated but names no host: add host = "<target>", the machine it is recorded on.'
         )
-    if host is not None and not emulated:
+    if host and not emulated:
         raise TargetError(
             f"{shown} names host {host!r} but is not emulated: add emulated = true, or drop host."
         )
     if emulated and check is None:
         raise TargetError(
-            f"{shown} is emulated and has no check: add a check "
-            "that proves in the run that each limit it sets took effect."
+            f"{shown} is emulated and has no check: add a check that proves each limit it sets took effect."
         )
     device = _device(name, v["device"], shown)
     if device is not None and check is None:
         # A device must prove itself before anything is recorded on it: by the target's own
         # check, or else by its ``available`` expression, which must be true in the run.
         check = Check(device.available_check, "True")
+    runs_on = [v["runs-on"]] if isinstance(v["runs-on"], str) else v["runs-on"]
+    requires = _requirement(v["requires"] or {"flags": [], "absent": []}, device, shown)
     return Target(
         name,
         v["label"].strip(),
@@ -296,7 +267,7 @@ def _check_entry(name: str, entry: object, where: str) -> Target:
         v["required"],
         tuple(v["detect"]),
         check,
-        _requirement(v["requires"] or {"flags": [], "absent": []}, device, shown),
+        requires,
         tuple(runs_on),
         host,
         device,
@@ -305,95 +276,75 @@ def _check_entry(name: str, entry: object, where: str) -> Target:
 
 
 def _device(name: str, value: str | dict | None, shown: str) -> Device | None:
-    if value is None:
-        return None
     if isinstance(value, dict):
         return devices.make(name, value)
     known = devices.known()
-    if value not in known:
+    if value is not None and value not in known:
         raise TargetError(
             f"{shown} device {value!r} is not a known device (known: {sorted(known)}); "
             "declare it in full: device = { name = ..., probe = ..., available = ... }."
         )
-    return known[value]
+    return None if value is None else known[value]
 
 
 def _requirement(value: dict, device: Device | None, shown: str) -> Requirement:
     for key in ("flags", "absent"):
-        bad = cpu_flags.unknown(value[key])
-        if bad:
+        if bad := cpu_flags.unknown(value[key]):
             raise TargetError(
                 f"{shown} requires.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
                 "Linux shows in /proc/cpuinfo (known ones: src/recorded/config/cpu_flags.py)."
             )
-    both = sorted(set(value["flags"]) & set(value["absent"]))
-    if both:
+    if both := sorted(set(value["flags"]) & set(value["absent"])):
         raise TargetError(f"{shown} requires: {both} both present (flags) and absent (absent).")
     return Requirement(tuple(value["flags"]), tuple(value["absent"]), device.name if device else "")
 
 
 def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, Target]:
-    """Each emulated target takes its host's requirement; a bad host is refused."""
+    """Each emulated target takes its host's requirement, device and environment; a bad host is refused."""
     out = dict(by_name)
-    for name, t in by_name.items():
+    for t in by_name.values():
         if t.host is None:
             continue
         host = by_name.get(t.host)
-        shown = f"{where}: [{TABLE}.{name}] host {t.host!r}"
+        shown = f"{where}: [{TABLE}.{t.name}] host {t.host!r}"
         if host is None:
             raise TargetError(f"{shown} is not a target; the targets are {list(by_name)}.")
-        if host.emulated or host.name == name:
+        if host.emulated or host.name == t.name:
             raise TargetError(f"{shown} must be a native target (one that names no host).")
-        declared_own = "requires" in declared[name] or "device" in declared[name]
-        own = t.requires if declared_own else host.requires
+        own = t.requires if {"requires", "device"} & set(declared[t.name]) else host.requires
         if own != host.requires or not t.provides <= host.provides:
             raise TargetError(
                 f"{shown} requires {host.requires} and provides {sorted(host.provides)}, "
-                f"but {name} claims to require {own} and provide {sorted(t.provides)}: "
+                f"but {t.name} claims to require {own} and provide {sorted(t.provides)}: "
                 "an emulated target runs on its host's hardware; drop its requires "
                 "or name a host that is that hardware."
             )
-        out[name] = dataclasses.replace(t, requires=host.requires, device=host.device, host_env=host.env)
+        out[t.name] = dataclasses.replace(t, requires=host.requires, device=host.device, host_env=host.env)
     return out
 
 
 def parse(config: dict, where: str) -> Targets:
     """Targets from the ``[tool.recorded]`` table of a pyproject.toml (already parsed)."""
-    try:
-        tool = tool_table(config, where)
-    except schema.ConfigError as exc:
-        raise TargetError(str(exc)) from None
-    declared = tool.get("targets")
+    tool = tool_table(config, where, TargetError)
+    declared, auto, source = tool.get("targets"), tool.get("auto"), where
     if declared is None:
         builtin = devices.builtin()[TOOL]
         declared, auto = builtin["targets"], tool.get("auto", builtin["auto"])
-        where_shown = "the built-in targets (no [tool.recorded.targets] in pyproject.toml)"
-    else:
-        auto, where_shown = tool.get("auto"), where
+        source = "the built-in targets (no [tool.recorded.targets] in pyproject.toml)"
     if not isinstance(declared, dict) or not declared:
         raise TargetError(f"{where}: [{TABLE}] must hold at least one target table, such as [{TABLE}.cpu].")
-    by_name = {}
-    for name, entry in declared.items():
-        if not set(name) <= NAME_CHARS or not name[0].isalpha():
-            raise TargetError(
-                f"{where}: target name {name!r}: use lower-case letters, digits and "
-                "dashes, starting with a letter (it names a folder under recordings/)."
-            )
-        by_name[name] = _check_entry(name, entry, where)
-    by_name = _hosts(by_name, declared, where)
-    if auto is None:  # the most capable first
+    by_name = _hosts({name: _entry(name, entry, where) for name, entry in declared.items()}, declared, where)
+    if auto is None:  # what --target auto and the live tests choose from: the most capable first
         auto = sorted(by_name, key=lambda n: -len(by_name[n].provides))
     if not isinstance(auto, list) or not all(isinstance(a, str) for a in auto):
         raise TargetError(f"{where}: [tool.recorded] auto must be a list of target names.")
-    unknown = [a for a in auto if a not in by_name]
-    if unknown:
+    if unknown := [a for a in auto if a not in by_name]:
         raise TargetError(
-            f"{where}: [tool.recorded] auto names unknown target(s) {unknown}; "
-            f"the targets are {list(by_name)}."
+            f"{where}: [tool.recorded] auto names unknown target(s) {unknown}; the targets are {list(by_name)}."
         )
-    return Targets(by_name, tuple(auto), where_shown)
+    return Targets(by_name, tuple(auto), source)
 
 
 def load(root: Path) -> Targets:
     """The targets declared in root/pyproject.toml, or the built-in ones (builtin.toml)."""
-    return parse(schema.read_project(root, TargetError) or {}, CONFIG_FILE)
+    return parse(schema.read_project(root, TargetError) or {}, schema.CONFIG_FILE)
