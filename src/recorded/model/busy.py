@@ -1,7 +1,6 @@
-"""How busy a machine was around a timing run, as a recording stores it
-(``{"before": 0.03, "after": 0.01}``: the share of its CPUs other work used), and the one
-limit above which its timings are not to be trusted: for the recorder, which warns or
-refuses, the pages, which say so on the run's line, and ``--compare``."""
+"""How busy a machine was around a timing run, as a recording stores it (``{"before": 0.03,
+"after": 0.01}``: the share of its CPUs other work used), and the one limit above which its
+timings are not to be trusted, for the recorder, the pages and ``--compare``."""
 
 from __future__ import annotations
 
@@ -13,8 +12,7 @@ _WHEN = ("before", "after")
 
 
 def shares(figure: object) -> dict[str, float]:
-    """The readable shares of a figure, by when they were measured; none from a figure that
-    is not a dict (an older recording) or a value that is not a share (a bundle's)."""
+    """The readable shares of a figure, by when measured; none from what is not a share."""
     if not isinstance(figure, dict):
         return {}
     return {
@@ -35,7 +33,6 @@ def worst(figures: Iterable[object]) -> float:
 
 
 def words(figure: object) -> str | None:
-    """``other load 3% before, 1% after``, for the pages and the recorder's progress line;
-    None when the figure holds no share it can read."""
+    """``other load 3% before, 1% after``; None when the figure holds no readable share."""
     shown = [f"{round(share * 100)}% {when}" for when, share in shares(figure).items()]
     return f"other load {', '.join(shown)}" if shown else None

@@ -1,9 +1,5 @@
-"""Claims: lines a page says a snippet prints, matched in order with doctest-style ``...``.
-
-A claim matches one whole output line (trailing spaces ignored); ``...`` in a claim
-matches any run of characters within that line. Claims match in the order they are
-written, each on a later line than the one before.
-"""
+"""Claims: lines a page says a snippet prints, each matching one whole later output line
+(trailing spaces ignored), ``...`` matching any run of characters within that line."""
 
 from __future__ import annotations
 
@@ -20,10 +16,8 @@ def line_matches(claim: str, line: str) -> bool:
     if len(pieces) == 1:
         return claim == line
     first, *middle, last = pieces
-    if not line.startswith(first) or not line.endswith(last):
-        return False
     pos, end = len(first), len(line) - len(last)
-    if pos > end:
+    if pos > end or not line.startswith(first) or not line.endswith(last):
         return False
     for piece in middle:
         found = line.find(piece, pos, end)
@@ -34,12 +28,9 @@ def line_matches(claim: str, line: str) -> bool:
 
 
 def match(claims: list[str], lines: list[str]) -> list[int | None]:
-    """For each claim, the index of the line it matched, or None.
-
-    Earliest-first matching finds an in-order match whenever one exists. After a miss,
-    the next claim is looked for from the same place, so one wrong claim is reported
-    alone rather than dragging every later one down with it.
-    """
+    """For each claim, the index of the line it matched, or None. Earliest-first matching finds
+    an in-order match whenever one exists; after a miss, the next claim is looked for from the
+    same place, so one wrong claim is reported alone."""
     found: list[int | None] = []
     pos = 0
     for claim in claims:
@@ -57,10 +48,8 @@ def nearest(claim: str, lines: list[str]) -> str | None:
 
 
 def explain(claims: list[str], lines: list[str], found: list[int | None], locate=lambda claim: "") -> str:
-    """A readable report of the claims that did not match, with a diff to the nearest line.
-
-    ``locate(claim)`` may name where the claim is written, such as ``docs/page.md:34``.
-    """
+    """A report of the claims that did not match, with a diff to the nearest line;
+    ``locate(claim)`` may name where the claim is written, such as ``docs/page.md:34``."""
     parts = []
     for claim, index in zip(claims, found):
         if index is not None:
@@ -69,9 +58,8 @@ def explain(claims: list[str], lines: list[str], found: list[int | None], locate
         at = locate(claim)
         parts.append(f"claim{f' at {at}' if at else ''} not found in order: {claim!r}")
         if near is not None:
-            diff = difflib.ndiff([claim], [near])
             parts.append("  nearest printed line (- claimed, + printed):")
-            parts.extend(f"    {d}" for d in diff)
+            parts.extend(f"    {d}" for d in difflib.ndiff([claim], [near]))
     parts.append(f"({RULE}.)")
     parts.append("printed:")
     parts.extend(f"  | {line}" for line in lines or ["(nothing)"])

@@ -6,37 +6,38 @@ import hashlib
 import re
 
 from ..config import devices
+from ..config.targets import Target, Targets
 from .machines import Machine
 from .recording import Recording
 
-_FEATURE_NAMES = {
+#: The features that decide how fast 16-bit arithmetic runs on a CPU, most telling first.
+_TELLING = {
     "amx_bf16": "AMX-BF16",
     "avx512_bf16": "AVX-512 BF16",
     "avx512_fp16": "AVX-512 FP16",
     "avx512f": "AVX-512",
     "avx2": "AVX2",
-    "sve": "SVE",
     "bf16": "BF16",
+    "sve": "SVE",
     "asimdhp": "FP16 SIMD",
 }
-#: Only the features that decide how fast 16-bit arithmetic runs on a CPU, most telling first.
-_TELLING = ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2", "bf16", "sve", "asimdhp")
 
 
 def telling_features(machine: Machine) -> list[str]:
-    """The CPU's features that decide 16-bit speed, most telling first."""
     have = machine.features
-    return [_FEATURE_NAMES[f] for f in _TELLING if f in have]
+    return [name for flag, name in _TELLING.items() if flag in have]
+
+
+def _cpu(model: object, features: list[str], cores: object) -> str:
+    return (
+        f"{model}" + (f" ({', '.join(features)})" if features else "") + (f", {cores} cores" if cores else "")
+    )
 
 
 def cpu(machine: Machine) -> str:
-    feats = telling_features(machine)[:3]
-    text = machine.cpu.get("model") or "unknown CPU"
-    if feats:
-        text += f" ({', '.join(feats)})"
-    if machine.cpu.get("cores"):
-        text += f", {machine.cpu['cores']} cores"
-    return text
+    return _cpu(
+        machine.cpu.get("model") or "unknown CPU", telling_features(machine)[:3], machine.cpu.get("cores")
+    )
 
 
 def gpu(machine: Machine) -> str | None:
@@ -50,24 +51,17 @@ def machine(m: Machine) -> str:
     return f"{g} with {cpu(m)}" if g else cpu(m)
 
 
-def short_cpu(m: Machine) -> str:
-    """The CPU in a few words: its make and family, its most telling feature and its cores
-    ("Intel Xeon (AMX-BF16), 16 cores")."""
-    model = str(m.cpu.get("model") or "unknown CPU")
-    model = re.sub(r"\((R|TM|tm|r)\)|\bCPU\s*@.*$|@.*$|\bProcessor\b|\b\d+-Core\b", "", model)
-    model = " ".join(model.split()) or "unknown CPU"
-    feature = telling_features(m)[:1]
-    cores = m.cpu.get("cores")
-    return model + (f" ({feature[0]})" if feature else "") + (f", {cores} cores" if cores else "")
-
-
 def short_machine(m: Machine, device_code: bool) -> str:
     """The machine as one output's line names it: the device for code that ran on it, else the
-    CPU, with the device it sat beside ("Intel Xeon (AMX-BF16), 16 cores, with NVIDIA H200")."""
+    CPU's make and family, most telling feature and cores, with the device it sat beside
+    ("Intel Xeon (AMX-BF16), 16 cores, with NVIDIA H200")."""
     device = m.device
     if device and device_code:
         return str(device.get("name") or "an unnamed device")
-    return short_cpu(m) + (f", with {device.get('name')}" if device else "")
+    model = str(m.cpu.get("model") or "unknown CPU")
+    model = re.sub(r"\((R|TM|tm|r)\)|\bCPU\s*@.*$|@.*$|\bProcessor\b|\b\d+-Core\b", "", model)
+    short_cpu = _cpu(" ".join(model.split()) or "unknown CPU", telling_features(m)[:1], m.cpu.get("cores"))
+    return short_cpu + (f", with {device.get('name')}" if device else "")
 
 
 def anchor(m: Machine) -> str:
@@ -87,13 +81,11 @@ def provenance(rec: Recording, device_code: bool = False) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def emulation(target, known) -> str | None:
-    """For an emulated target (one that names its ``host`` target), what sets its runs apart
-    from the host's on the same machine: "ONEDNN_MAX_CPU_ISA=AVX2, ATEN_CPU_CAPABILITY=avx2".
-    None for a native target. ``host`` is read defensively: older target tables lack it."""
-    host = getattr(target, "host", None)
-    if not host or host not in known:
+def emulation(target: Target, known: Targets) -> str | None:
+    """For an emulated target (one that names its ``host``), what sets its runs apart from the
+    host's: "ONEDNN_MAX_CPU_ISA=AVX2, ATEN_CPU_CAPABILITY=avx2". None for a native target."""
+    if not target.host or target.host not in known:
         return None
-    theirs = dict(known.get(host).env)
+    theirs = dict(known.get(target.host).env)
     changed = [f"{k}={v}" for k, v in target.env if theirs.get(k) != v]
     return ", ".join(changed) or "nothing in its environment"

@@ -1,16 +1,11 @@
 """Text that came from a recording or a bundle, made safe to show: the one path every report,
-page and table takes.
+page and table takes. Standard library only.
 
-Standard library only. A snippet's output, a stored CPU model or a bundle's snippet name is
-data written by a program the project does not control. Shown raw, a control character
-rewrites the reader's terminal (``ESC]0;`` retitles it, ``ESC[2K`` erases a line), a
-bidirectional override reorders what a reviewer reads, and a ``<`` opens markup. So:
-
-- ``visible(text)``: every control character (C0 but tab and newline, DEL, C1) and every
-  bidirectional control as a visible escape, ``\\x1b`` or ``\\u202e``;
-- ``html(text)``: that, escaped for HTML;
-- ``markdown(text)``: that, escaped for Markdown (a notebook's prose cells);
-- ``SafeStream``: a terminal stream that writes everything through ``visible``.
+Such text is written by a program the project does not control. Shown raw, a control character
+rewrites the reader's terminal (``ESC]0;`` retitles it), a bidirectional override reorders
+what a reviewer reads, and a ``<`` opens markup. ``visible`` shows every control character (C0
+but tab and newline, DEL, C1) and bidirectional control as an escape (``\\x1b``, ``\\u202e``);
+``html`` and ``markdown`` escape that for their markup; ``SafeStream`` writes through ``visible``.
 """
 
 from __future__ import annotations
@@ -38,19 +33,19 @@ def visible(text: object, newlines: bool = True) -> str:
 
 
 def html(text: object) -> str:
-    """``text`` as HTML text: visible, then escaped (quotes too, so it may fill an attribute)."""
+    """Visible, then HTML-escaped (quotes too, so it may fill an attribute)."""
     return html_.escape(visible(text))
 
 
 def markdown(text: object) -> str:
-    """``text`` as Markdown prose inside a line that renders as written: visible, one line,
-    ``&`` escaped, and every character Markdown reads as syntax there backslash-escaped."""
+    """Markdown prose inside a line that renders as written: visible, one line, ``&`` escaped,
+    and every character Markdown reads as syntax there backslash-escaped."""
     return _MARKDOWN.sub(r"\\\1", visible(text, newlines=False)).replace("&", "&amp;")
 
 
 class SafeStream:
-    """A text stream that shows control characters as escapes: the recorder's reports go
-    through one, so no recorded text reaches the terminal raw."""
+    """A text stream that shows control characters as escapes, so no recorded text reaches the
+    terminal raw."""
 
     def __init__(self, stream: TextIO):
         self._stream = stream

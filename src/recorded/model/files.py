@@ -1,8 +1,5 @@
 """Files written so that a reader never sees half of one, with the umask's permissions, and
-a lock a folder's writers take turns by.
-
-Standard library only.
-"""
+a lock a folder's writers take turns by. Standard library only."""
 
 from __future__ import annotations
 
@@ -22,22 +19,18 @@ class WriteFailed(OSError):
 
 def _umask() -> int:
     """The process's umask, read without changing it where Linux tells it."""
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"):
                 return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
     mask = os.umask(0o022)  # elsewhere: set and put back at once
     os.umask(mask)
     return mask
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write text to path through a temporary file in the same folder and a rename, so a
-    reader sees the old file or the new one, never half of one. The file gets the
-    permissions any new file gets here (0666 less the umask), as ``open`` would give it.
-    WriteFailed, naming the file and the cause, if it cannot be written."""
+    """Write text to path through a temporary file in the same folder and a rename, so a reader
+    sees the old file or the new one. The file gets 0666 less the umask, as ``open`` gives it."""
     path = Path(path)
     tmp: str | None = None
     try:
@@ -47,47 +40,43 @@ def write_atomically(path: Path, text: str) -> None:
             fh.write(text)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
-        raise WriteFailed(
-            f"{path}: could not be written ({exc.strerror or exc}); the file there before, if any, is unchanged."
-        ) from None
-    except BaseException:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise WriteFailed(
+                f"{path}: could not be written ({exc.strerror or exc}); the file there before, if any, is unchanged."
+            ) from None
         raise
 
 
 @contextlib.contextmanager
 def locked(folder: Path, what: str, wait_s: float = 600.0, say=None) -> Iterator[None]:
-    """Hold the lock of a recording store while its recordings are checked and written, so
-    two recorders or imports at once take turns instead of interleaving. A second one says
-    it waits, and gives up after ``wait_s`` seconds with WriteFailed. The lock is taken on
-    the folder that holds the store (the project, for recordings/), which exists before the
-    store does: nothing is created to take it."""
+    """Hold the lock of a recording store while its recordings are checked and written, so two
+    recorders or imports take turns; a second one says it waits, and gives up after ``wait_s``
+    seconds with WriteFailed. The lock is on the folder holding the store, which exists before
+    the store does: nothing is created to take it."""
     holder = Path(folder).resolve().parent
     while not holder.is_dir():  # --out new/folder: its nearest existing parent
         holder = holder.parent
     fd = os.open(holder, os.O_RDONLY)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if say:
-                say(f"waiting: another recorder or import is writing in {holder} ({what} goes next)")
-            deadline = time.monotonic() + wait_s
-            while True:
+        deadline = None
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if deadline is None:
+                    if say:
+                        say(f"waiting: another recorder or import is writing in {holder} ({what} goes next)")
+                    deadline = time.monotonic() + wait_s
+                elif time.monotonic() > deadline:
+                    raise WriteFailed(
+                        f"{folder}: another recorder or import held it for {wait_s:g} s; "
+                        "nothing was written. Run again once it has finished."
+                    ) from None
                 time.sleep(0.2)
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise WriteFailed(
-                            f"{folder}: another recorder or import held it for {wait_s:g} s; "
-                            "nothing was written. Run again once it has finished."
-                        ) from None
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

@@ -1,16 +1,8 @@
 """What is wrong with one example on one target: the one rule behind the site's warnings
-(pages/example.py) and the tests' failures (checks/sybil.py), so that the two cannot disagree.
-
-Each finding is data; the page and the tests word it their own way. On a target, an example
-may have:
-
-- ``Invalid``: a recording file that cannot be read;
-- ``MustRenew``: a recording missing, of an earlier version of the code, or failed, where it
-  must be fresh (model/renewal.py);
-- ``OtherMachine``: an emulated target's recording made on another machine than its host
-  target's, so that its tab compares two machines while saying it compares one;
-- ``NotPrinted``: claims one run of a shown recording (fresh, or of an earlier version) does
-  not print: a decisive verdict holds only if each run gave it.
+(pages/example.py) and the tests' failures (checks/sybil.py), so the two cannot disagree.
+Findings are data that each words its own way: an ``Invalid`` file; a recording that
+``MustRenew`` (model/renewal.py); an emulated target's recording made on ``OtherMachine`` than
+its host's; claims one run did ``NotPrinted`` (a verdict holds only if each run gave it).
 """
 
 from __future__ import annotations
@@ -75,7 +67,7 @@ class NotPrinted:
         return [c for g in self.groups for c in g.missing]
 
     def nearest(self) -> list[tuple[str, str]]:
-        """(claim, the printed line most like it) for each missing claim, where anything was printed."""
+        """(claim, the printed line most like it) for each missing claim, if anything was printed."""
         return [(c, n) for c in self.missing if (n := claims_.nearest(c, list(self.printed))) is not None]
 
 
@@ -83,8 +75,8 @@ Finding = Invalid | MustRenew | OtherMachine | NotPrinted
 
 
 def of(status: Status, claims: Sequence[Sequence[str]], store: Store, renewal: Renewal) -> list[Finding]:
-    """What is wrong with a snippet's recording on one target (``status``), given the groups of
-    claims the example makes there (``Block.claims_for``); empty when nothing is."""
+    """What is wrong with a snippet's recording on one target, given the groups of claims the
+    example makes there (``Block.claims_for``)."""
     target = store.targets.get(status.target)
     rec = status.recording
     if status.state is State.INVALID:

@@ -1,13 +1,11 @@
-"""The line rules: which printed lines are verdicts and timings, read the same way by the
-pages (the machines table), the recorder (--compare) and the fresh-run counts.
+"""The line rules, read the same way by the pages, the recorder (--compare) and the fresh-run
+counts. Standard library only.
 
-Standard library only. A *verdict line* is a printed line whose value, the text after its
-last ``": "``, is exactly one of ``VERDICTS``: a snippet's answer to a question about the
-machine (``bf16 vs fp32 here: faster``, ``CPU has AMX bfloat16 tiles: True``). The text
-before it, spaces collapsed, is its *label*. A *timing line* is any other line holding a
-number followed by a unit of time (ms, s, µs, us, ns), such as "float32:  16.70 ms per
-batch"; its label is the text before the first such number, and its value every such
-number, as printed.
+A *verdict line*'s value, the text after its last ``": "``, is one of ``VERDICTS``: a snippet's
+answer about the machine (``bf16 vs fp32 here: faster``); the text before it, spaces collapsed,
+is its *label*. A *timing line* is any other line holding a number and a unit of time (ms, s,
+µs, us, ns), such as "float32:  16.70 ms per batch"; its label is the text before the first
+such number, its value every such number, as printed.
 """
 
 from __future__ import annotations
@@ -24,8 +22,8 @@ _TIMING = re.compile(rf"{_NUMBER}\s?(?:ms|s|µs|us|ns)(?![\w])")
 
 
 def verdict(line: str) -> tuple[str, str] | None:
-    """(label, value) of a verdict line, or None for any other line. A label holding a
-    claim's ``...`` wildcard is not one label, so such a claim names no row."""
+    """(label, value) of a verdict line, or None. A label holding a claim's ``...`` wildcard
+    is not one label, so such a claim names no row."""
     label, sep, value = line.strip().rpartition(": ")
     label = " ".join(label.split())
     if not sep or not label or value not in VERDICTS or "..." in label:
@@ -41,8 +39,8 @@ class Line:
 
 
 def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
-    """The verdict and timing lines of one output, keyed by (kind, label, occurrence): lines
-    are paired across machines by kind, label and how many times the label came before."""
+    """The verdict and timing lines of one output, keyed by (kind, label, occurrence), which
+    pairs them across machines."""
     found: dict[tuple[str, str, int], Line] = {}
     seen: dict[tuple[str, str], int] = {}
     for raw in stdout:
@@ -63,8 +61,7 @@ def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
 
 
 def answers(outputs: list[list[str]], label: str, nth: int = 0) -> list[str | None]:
-    """What each run said on its ``nth`` verdict line with this label (None where it printed
-    none): the fresh runs of one recording, counted line by line."""
+    """What each run said on its ``nth`` verdict line with this label (None where it printed none)."""
     found = []
     for stdout in outputs:
         said = [v[1] for line in stdout if (v := verdict(line)) and v[0] == label]

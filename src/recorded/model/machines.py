@@ -1,45 +1,25 @@
 """Machines: the identity a recording stores, this machine's CPU, and which kinds of machine
-(targets) this one is.
-
-Standard library only. A recording's ``machine`` block holds the machine's identity (CPU
-model, architecture, the cores the run could use, the CPU flags the targets name, the
-torch build, the device) beside things that change from run to run (load, versions of the
-tree). ``Machine`` reads that block, typed, and stays the mapping it was stored as, so a
-recording written again comes back byte for byte. Every recording of a target must share
-one ``Identity`` (one tab, one machine).
+(targets) this one is. Standard library only. ``Machine`` is a recording's ``machine`` block
+read typed; it stays the mapping it was stored as, so a recording written again comes back
+byte for byte. Every recording of a target must share one ``Identity`` (one tab, one machine).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..config.targets import Requirement, Target, Targets
 
-#: CPU features that decide whether 16-bit arithmetic is fast on a CPU; every recording
-#: looks for these, and for the flags the targets' requirements name.
-FEATURES = (
-    "avx2",
-    "fma",
-    "avx512f",
-    "avx512_bf16",
-    "avx512_fp16",
-    "amx_tile",
-    "amx_bf16",
-    "amx_int8",
-    "asimd",
-    "asimdhp",
-    "bf16",
-    "sve",
-)
-#: What every recording looked for before recordings said so (``cpu.looked_for``): the
-#: FEATURES of that time, written out so that a change to FEATURES cannot rewrite old proofs.
+#: What every recording looked for before recordings said so (``cpu.looked_for``), frozen so
+#: that a change to FEATURES cannot rewrite old proofs of a flag's absence.
 _LOOKED_FOR_BEFORE = (
     "avx2",
     "fma",
@@ -54,6 +34,9 @@ _LOOKED_FOR_BEFORE = (
     "bf16",
     "sve",
 )
+#: CPU features that decide whether 16-bit arithmetic is fast on a CPU; every recording looks
+#: for these, and for the flags the targets' requirements name.
+FEATURES = _LOOKED_FOR_BEFORE
 
 
 @dataclass(frozen=True)
@@ -68,35 +51,21 @@ class Identity:
     device: str | None
 
     def __str__(self) -> str:
-        """One machine in a line, for messages: model, cores, flags, torch, device."""
-        device = f", GPU {self.device}" if self.device else ""
-        return (
-            f"{self.cpu} ({self.cores} cores, flags {', '.join(self.flags) or 'none'}, "
-            f"torch {self.torch}{device})"
-        )
+        flags, device = ", ".join(self.flags) or "none", f", GPU {self.device}" if self.device else ""
+        return f"{self.cpu} ({self.cores} cores, flags {flags}, torch {self.torch}{device})"
 
 
-class Machine(Mapping[str, Any]):
-    """A recording's stored ``machine`` block, read typed. It is still the mapping it was
-    stored as (``machine["target"]``), so nothing it holds is lost or reordered."""
+class Machine(dict[str, Any]):
+    """A recording's stored ``machine`` block (``machine["target"]``), read typed."""
 
     def __init__(self, data: Mapping[str, Any] | None = None, **more: Any):
-        self._data = {**(data or {}), **more}
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
+        super().__init__(data or {}, **more)
 
     def __repr__(self) -> str:
-        return f"Machine({self._data!r})"
+        return f"Machine({super().__repr__()})"
 
     def _block(self, key: str) -> dict[str, Any]:
-        value = self._data.get(key)
+        value = self.get(key)
         return value if isinstance(value, dict) else {}
 
     @property
@@ -112,7 +81,7 @@ class Machine(Mapping[str, Any]):
     @property
     def device(self) -> dict[str, Any] | None:
         """The target's device beyond the CPU, as its probe described it (stored as "gpu")."""
-        value = self._data.get("gpu")
+        value = self.get("gpu")
         return value if isinstance(value, dict) and value else None
 
     @property
@@ -122,12 +91,11 @@ class Machine(Mapping[str, Any]):
 
     def version(self, name: str) -> str | None:
         """The version of python, torch or numpy it ran."""
-        value = self._data.get(name)
+        value = self.get(name)
         return str(value) if value else None
 
     def release(self, name: str) -> str | None:
-        """The release of python, torch or numpy it ran, without a local build label
-        (torch 2.13.0+cpu ran 2.13.0)."""
+        """The version without a local build label (torch 2.13.0+cpu ran 2.13.0)."""
         value = self.version(name)
         return value.split("+")[0] if value else None
 
@@ -139,7 +107,7 @@ class Machine(Mapping[str, Any]):
             self.cpu.get("arch"),
             self.cpu.get("cores"),
             tuple(sorted(self.features)),
-            self._data.get("torch"),
+            self.get("torch"),
             device.get("name") if device else None,
         )
 
@@ -152,8 +120,7 @@ class Machine(Mapping[str, Any]):
         return [f"{key}: {mine[key]!r} != {theirs[key]!r}" for key in mine if mine[key] != theirs[key]]
 
     def unmet(self, requires: Requirement) -> list[str]:
-        """Why this machine is not the hardware ``requires`` says, from what it stores;
-        empty when it is."""
+        """Why this machine is not the hardware ``requires`` says, from what it stores."""
         present = set(self.features)
         looked = set(self.cpu.get("looked_for") or _LOOKED_FOR_BEFORE)
         why = [f"CPU flag {f} missing" for f in requires.flags if f not in present]
@@ -162,7 +129,7 @@ class Machine(Mapping[str, Any]):
                 why.append(f"CPU flag {flag} present")
             elif flag not in looked:
                 why.append(f"CPU flag {flag} never looked for, so its absence is not proven")
-        device = self._data.get("gpu")
+        device = self.get("gpu")
         if requires.device and not device:
             why.append("no GPU")
         elif requires.device and isinstance(device, dict) and device.get("available") is False:
@@ -171,32 +138,29 @@ class Machine(Mapping[str, Any]):
         return why
 
     def unproven(self, target: Target) -> list[str]:
-        """Why a recording made on this machine does not prove ``target``, from what it stores:
-        the hardware the target requires, what the target's check printed, and the environment
-        it ran in. Empty when it proves it. The one rule for the audit, --adopt and a bundle."""
+        """Why a recording made on this machine does not prove ``target``: the hardware it
+        requires, what its check printed, the environment it ran in. The one rule for the
+        audit, --adopt and a bundle."""
         why = self.unmet(target.requires)
         if why:
             why.append(f"{target.name} requires {target.requires}")
         ran = self.run_for
         if target.check and ran.get("check") != target.check.prints:
             why.append(f"its check printed {ran.get('check')!r}, {target.name} needs {target.check.prints!r}")
-        # An environment it says it ran in must be the target's; one it does not state, its
-        # check (an emulated target's proof that the limits took effect) answers for.
+        # An environment it does not state, its check (an emulated target's proof that the
+        # limits took effect) answers for.
         if ran.get("env") is not None and ran["env"] != dict(target.env):
             why.append(f"it ran with {ran.get('env')!r}, {target.name} runs with {dict(target.env)!r}")
         return why
 
 
-# -- this machine ----------------------------------------------------------------------------
-
-
 def this_cpu(extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """This machine's CPU, and which of FEATURES and of ``extra`` (the flags the targets'
-    requirements name) it has: ``looked_for`` lists them all, so a recording proves a
-    flag's absence. Read from /proc/cpuinfo: no Python is started."""
+    """This machine's CPU, and which of FEATURES and ``extra`` (the flags the targets name) it
+    has; ``looked_for`` lists them all, so a recording proves a flag's absence. Read from
+    /proc/cpuinfo: no Python is started."""
     model: str | None = None
     flags: set[str] = set()
-    try:
+    with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
             key = key.strip().lower()
@@ -204,19 +168,12 @@ def this_cpu(extra: tuple[str, ...] = ()) -> dict[str, Any]:
                 model = value.strip()
             elif key in ("flags", "features") and not flags:
                 flags = set(value.split())
-    except OSError:
-        pass
     if model is None and sys.platform == "darwin":
-        try:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            sysctl = ["sysctl", "-n", "machdep.cpu.brand_string"]
             model = subprocess.run(
-                ["sysctl", "-n", "machdep.cpu.brand_string"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=True,
+                sysctl, capture_output=True, text=True, timeout=60, check=True
             ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            model = None
     looked = list(FEATURES) + sorted(set(extra) - set(FEATURES))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
@@ -229,47 +186,37 @@ def this_cpu(extra: tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 def unmet_here(targets: Targets, target: Target, look_for_device: bool = False) -> list[str]:
-    """Why this machine is not the kind ``target`` is (empty when it is), by its CPU flags;
-    starts no Python. A device is the target's own check to prove (runner.check), or with
-    ``look_for_device`` the cheap ``detect`` look."""
+    """Why this machine is not the kind ``target`` is, by its CPU flags; starts no Python. A
+    device is the target's own check to prove (runner.check), or with ``look_for_device``
+    the cheap ``detect`` look."""
     here = Machine({"cpu": this_cpu(targets.flags), "gpu": None})
     why = [w for w in here.unmet(target.requires) if w != "no GPU"]
     if look_for_device and target.requires.device and not target.detected():
-        why.append(
-            f"{target.requires.device} not detected ("
-            + (
-                f"{', '.join(target.detect)} not found"
-                if target.detect
-                else "it declares nothing to detect it by"
-            )
-            + ")"
+        how = (
+            f"{', '.join(target.detect)} not found"
+            if target.detect
+            else "it declares nothing to detect it by"
         )
+        why.append(f"{target.requires.device} not detected ({how})")
     return why
 
 
 def targets_here(targets: Targets) -> list[str]:
-    """The names of the targets whose hardware this machine is (a device target's check may
-    still fail)."""
+    """The targets whose hardware this machine is (a device target's check may still fail)."""
     return [t.name for t in targets if not unmet_here(targets, t, look_for_device=True)]
 
 
 def why_not_here(targets: Targets, target: Target) -> str:
     """The recorder's reason, naming the targets this machine can record."""
-    here = targets_here(targets)
+    here = ", ".join(targets_here(targets)) or "none of the targets"
     return (
         f"this machine is not a {target.name} machine ({'; '.join(unmet_here(targets, target))}; "
-        f"{target.name} requires {target.requires}); this machine can record "
-        + (", ".join(here) if here else "none of the targets")
+        f"{target.name} requires {target.requires}); this machine can record {here}"
     )
 
 
 def here_line(targets: Targets) -> str:
     """A line for --list and --check: which targets this machine is, and why not the others."""
-    others = [
-        f"{t.name} ({'; '.join(why)})"
-        for t in targets
-        if (why := unmet_here(targets, t, look_for_device=True))
-    ]
-    return f"this machine is: {', '.join(targets_here(targets)) or 'none of the targets'}" + (
-        f"; not: {', '.join(others)}" if others else ""
-    )
+    others = [f"{t.name} ({'; '.join(why)})" for t in targets if (why := unmet_here(targets, t, True))]
+    line = f"this machine is: {', '.join(targets_here(targets)) or 'none of the targets'}"
+    return line + (f"; not: {', '.join(others)}" if others else "")

@@ -1,9 +1,6 @@
 """A recording: what one snippet printed on one target, with every fresh run, the machine it
 ran on and the code it ran; its schema, the migration of older ones, and the strict JSON it
-is read from.
-
-Standard library only.
-"""
+is read from. Standard library only."""
 
 from __future__ import annotations
 
@@ -32,8 +29,7 @@ class RecordingError(ValueError):
 
 @dataclass
 class Run:
-    """One more fresh run of a timing snippet, beside the one its recording shows: what it
-    printed (its verdict lines are counted), how long it took and how busy the machine was."""
+    """One more fresh run of a timing snippet, beside the one its recording shows."""
 
     stdout: list[str]
     duration_s: float
@@ -53,19 +49,14 @@ class Recording:
     recorded_at: str  # UTC, ISO 8601
     machine: Machine = field(default_factory=Machine)
     schema: int = SCHEMA_VERSION
-    #: How busy the machine was around a timing snippet's run (see ``busy.py``); None for
-    #: snippets that time nothing, and in recordings made before it was measured.
+    #: How busy the machine was around a timing snippet's run (``busy.py``); None if not measured.
     busy: dict | None = None
-    #: The freshness key of the code that ran (``snippets.code_sha256``, its syntax tree
-    #: without comments, docstrings or layout). Empty where it is not known (an older
-    #: recording of other code than the snippet has now): then only ``sha256`` can make it fresh.
+    #: The freshness key of the code that ran (``snippets.code_sha256``); empty where unknown
+    #: (an older recording of other code): then only ``sha256`` can make it fresh.
     code_sha256: str = ""
-    #: A timing snippet's further fresh runs, each in a fresh process; the recording's own
-    #: stdout is the first. Empty for a snippet run once.
+    #: A timing snippet's further fresh runs, each in a fresh process, after ``stdout``'s.
     runs: list[Run] = field(default_factory=list)
-    #: The snippet's source as it ran, so that a recording of an earlier version says what
-    #: changed since; empty where it is not known (an older recording already stale).
-    code: str = ""
+    code: str = ""  #: the source as it ran, so a stale recording says what changed; "" if unknown
 
     def __post_init__(self) -> None:
         if not isinstance(self.machine, Machine):  # a stored block, as read from JSON
@@ -81,21 +72,18 @@ class Recording:
         return [self.stdout] + [r.stdout for r in self.runs]
 
     def of(self, snippet) -> bool:
-        """Whether this recording was made from the snippet's code as it is now: from these
-        very bytes, or from code whose syntax tree is the same (parsed only when the bytes differ)."""
+        """Whether it was made from the snippet's code as it is now: these very bytes, or the
+        same syntax tree (parsed only when the bytes differ)."""
         if self.sha256 == snippet.sha256():
             return True
         return bool(self.code_sha256) and self.code_sha256 == snippet.code_sha256()
 
-    def to_dict(self) -> dict:
+    def to_json(self) -> str:
         """The recording as it is stored, its fields in their order."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["machine"] = dict(self.machine)
         data["runs"] = [asdict(run) for run in self.runs]
-        return data
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_dict(cls, data: object, where: str, known: Targets | None = None) -> Recording:
@@ -105,21 +93,7 @@ class Recording:
             raise RecordingError(
                 f"{where}: schema version {data.get('schema')!r}, this project reads {SCHEMA_VERSION}."
             )
-        expected: dict[str, type | tuple[type, ...]] = {
-            "snippet": str,
-            "target": str,
-            "sha256": str,
-            "code_sha256": str,
-            "status": str,
-            "stdout": list,
-            "stderr": list,
-            "duration_s": (int, float),
-            "recorded_at": str,
-            "machine": dict,
-            "runs": list,
-            "code": str,
-        }
-        for key, kind in expected.items():
+        for key, kind in _TYPES.items():
             if not isinstance(data.get(key), kind):
                 raise RecordingError(f"{where}: field {key!r} is missing or of the wrong type.")
         if data["status"] not in STATUSES:
@@ -139,55 +113,59 @@ class Recording:
         for key in ("sha256", "code_sha256"):
             if not _SHA256.fullmatch(data[key]) and not (key == "code_sha256" and data[key] == ""):
                 raise RecordingError(f"{where}: {key} {data[key]!r} is not 64 lowercase hex digits.")
-        runs = []
         for n, run in enumerate(data["runs"], 2):
-            if not (
-                isinstance(run, dict)
-                and set(run) == set(Run.__dataclass_fields__)
-                and isinstance(run["stdout"], list)
-                and all(isinstance(x, str) for x in run["stdout"])
-                and isinstance(run["duration_s"], (int, float))
-                and not isinstance(run["duration_s"], bool)
-                and (run["busy"] is None or isinstance(run["busy"], dict))
-            ):
+            if not _is_run(run):
                 raise RecordingError(
                     f"{where}: run {n} must hold stdout (a list of strings), duration_s and busy."
                 )
-            runs.append(Run(**run))
-        names = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in names and k != "runs"}, runs=runs)
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "runs"}
+        return cls(**fields, runs=[Run(**run) for run in data["runs"]])
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    **dict.fromkeys(["snippet", "target", "sha256", "code_sha256", "status"], str),
+    **dict.fromkeys(["stdout", "stderr"], list),
+    "duration_s": (int, float),
+    "recorded_at": str,
+    "machine": dict,
+    "runs": list,
+    "code": str,
+}
+
+
+def _is_run(run: object) -> bool:
+    return (
+        isinstance(run, dict)
+        and set(run) == set(Run.__dataclass_fields__)
+        and isinstance(run["stdout"], list)
+        and all(isinstance(x, str) for x in run["stdout"])
+        and isinstance(run["duration_s"], (int, float))
+        and not isinstance(run["duration_s"], bool)
+        and (run["busy"] is None or isinstance(run["busy"], dict))
+    )
 
 
 def migrate(data: object, source: Callable[[str], bytes | None]) -> object:
-    """A stored recording of any older schema, brought up to SCHEMA_VERSION (as asv upgrades
-    its results files): the one place older recordings are read. ``source(name)`` gives a
-    snippet's bytes as they are now, or None.
-
-    1 -> 2: the freshness key, ``code_sha256``, is the key of the snippet as it is now if the
-    recording was made from exactly these bytes (it was fresh), else unknown (it stays
-    stale); ``runs`` is empty (one run).
-    2 -> 3: the key becomes the syntax tree's (comments, docstrings and layout left out) and
-    the recording keeps the code it ran: for a recording that was fresh, the snippet as it is
-    now, which differs from what ran in comments at most; for a stale one, unknown.
-    """
+    """A stored recording of an older schema, brought up to SCHEMA_VERSION: the one place
+    older recordings are read. ``source(name)``: a snippet's bytes as they are now, or None.
+    A recording that was fresh gets the snippet's key (1 -> 2: of the code without comments;
+    2 -> 3: of its syntax tree) and, from 3, the snippet as it is now for the code it ran,
+    which differs from it in comments at most; a stale one gets neither (unknown)."""
     if not isinstance(data, dict) or data.get("schema") == SCHEMA_VERSION:
         return data
     data = dict(data)
     name = data.get("snippet")
     now = source(name) if isinstance(name, str) else None
+    same_bytes = now is not None and hashlib.sha256(now).hexdigest() == data.get("sha256")
     if data.get("schema") == 1:
-        fresh = now is not None and hashlib.sha256(now).hexdigest() == data.get("sha256")
-        data["code_sha256"] = comment_free_sha256(now) if fresh and now is not None else ""
-        data["runs"] = []
-        data["schema"] = 2
+        fresh_key = comment_free_sha256(now) if same_bytes and now is not None else ""
+        data.update(code_sha256=fresh_key, runs=[], schema=2)
     if data.get("schema") == 2:
         key = data.get("code_sha256")
-        fresh = now is not None and (
-            (bool(key) and key == comment_free_sha256(now))
-            or hashlib.sha256(now).hexdigest() == data.get("sha256")
-        )
-        data["code_sha256"] = code_sha256(now) if fresh and now is not None else ""
-        data["code"] = now.decode("utf-8", errors="replace") if fresh and now is not None else ""
+        if now is not None and (same_bytes or (bool(key) and key == comment_free_sha256(now))):
+            data.update(code_sha256=code_sha256(now), code=now.decode("utf-8", errors="replace"))
+        else:
+            data.update(code_sha256="", code="")
         data["schema"] = 3
     return data
 
@@ -222,9 +200,8 @@ def _constant(name: str) -> float:
 
 
 def read_json(text: str) -> object:
-    """JSON as strict as a recording needs: no duplicate keys (the reader would keep the last
-    one silently), no NaN or Infinity, no number beyond a float or of more than 30 digits.
-    JSONRefused (a ValueError) says which; json's own errors as json raises them."""
+    """JSON as strict as a recording needs: no duplicate keys (json keeps the last silently),
+    no NaN or Infinity, no number beyond a float or of more than 30 digits (JSONRefused)."""
     return json.loads(
         text, object_pairs_hook=_pairs, parse_float=_number, parse_int=_integer, parse_constant=_constant
     )

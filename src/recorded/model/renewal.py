@@ -1,24 +1,12 @@
 """Which recordings must be renewed here, and which wait, shown as they are, for a machine of
-their kind.
+their kind: the one rule the build, the tests and ``--check`` share.
 
-Standard library only. The one rule the build, the tests and ``--check`` share. A recording
-that is missing, stale (of an earlier version of the code) or failed is an error:
-
-- on a target pyproject.toml marks ``required``;
-- on every target under the release rule (``strict``: ``--check --strict``,
-  ``RECORDINGS_STRICT=1``);
-- where the person at this machine can renew it and nobody else will: the snippet is one
-  they changed (``changed``), this machine is that kind (``here``) and the kind already
-  holds recordings (``recorded``).
-
-Anything else is a note: a fresh clone passes on any machine, a kind nobody has recorded is
-"not recorded yet", and an output of an earlier version stays on its tab, labelled, until a
-machine of its kind records the code again.
-
-What "changed" means comes from git: the snippets that differ, in the working tree, from the
-commit this work started from (the merge base with the branch's upstream, else with
-``origin/HEAD``, else HEAD itself), new ones included. In a fresh clone nothing has changed;
-outside a git checkout nothing is known to have changed.
+A missing, stale or failed recording is an error on a target marked ``required``, on every
+target under the release rule (``--check --strict``, ``RECORDINGS_STRICT=1``), and where the
+person at this machine changed the snippet (git: the working tree against the merge base with
+the upstream, else ``origin/HEAD``, else HEAD; new files included), this machine is that kind
+and the kind already holds recordings. Anything else is a note, so a fresh clone passes on any
+machine. Standard library only.
 """
 
 from __future__ import annotations
@@ -38,13 +26,11 @@ KINDS_HERE = "RECORDED_KINDS_HERE"
 
 @dataclass(frozen=True)
 class Renewal:
-    """What must be fresh on this machine, in this working tree."""
-
     strict: bool = False
     here: frozenset[str] = frozenset()  #: the kinds this machine is
     recorded: frozenset[str] = frozenset()  #: the kinds that hold any recording
     #: The snippets changed in this working tree; None: asked of git in ``root`` when first
-    #: needed (a build whose recordings are all fresh never starts git).
+    #: needed, so a build whose recordings are all fresh never starts git.
     changed: frozenset[str] | None = None
     root: Path | None = None
 
@@ -72,7 +58,7 @@ class Renewal:
 
 
 def of(store, strict: bool) -> Renewal:
-    """The rule for the project of ``store`` on this machine (``store`` is a model.store.Store)."""
+    """The rule for the project of ``store`` (a model.store.Store) on this machine."""
     return Renewal(
         strict,
         frozenset(kinds_here(store.targets)),
@@ -82,10 +68,8 @@ def of(store, strict: bool) -> Renewal:
 
 
 def kinds_here(targets: Targets) -> list[str]:
-    """The kinds this machine is (machines.targets_here), or, where the tests take it for
-    others, the kinds ``RECORDED_KINDS_HERE`` names (comma-separated; empty: none, an unknown
-    machine). Only what must be fresh and what the pages note follow it: the recorder looks
-    at the real machine, and refuses a kind it is not."""
+    """The kinds this machine is, or those ``RECORDED_KINDS_HERE`` names (comma-separated; empty:
+    none) where the tests take it for others. The recorder ignores it: it looks at the real machine."""
     named = os.environ.get(KINDS_HERE)
     if named is None:
         return machines.targets_here(targets)
@@ -109,15 +93,12 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def changed_snippets(root: Path) -> frozenset[str]:
-    """The snippets (names under snippets/) changed in this working tree since the commit it
-    started from; empty in a fresh clone and outside a git checkout."""
+    """The snippets changed in this working tree since the commit it started from; empty in a
+    fresh clone and outside a git checkout."""
     if _git(root, "rev-parse", "--is-inside-work-tree") is None:
         return frozenset()
-    base = None
-    for upstream in ("@{upstream}", "origin/HEAD"):
-        if (found := _git(root, "merge-base", "HEAD", upstream)) is not None:
-            base = found.strip()
-            break
+    bases = (_git(root, "merge-base", "HEAD", upstream) for upstream in ("@{upstream}", "origin/HEAD"))
+    base = next((found.strip() for found in bases if found is not None), None)
     if base is None and _git(root, "rev-parse", "--verify", "--quiet", "HEAD") is not None:
         base = "HEAD"
     if base is None:  # no commit yet: every snippet is new

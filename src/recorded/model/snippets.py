@@ -1,7 +1,5 @@
-"""Snippets: discovery, their PEP 723 metadata, and the targets each one runs on.
-
-Standard library only: the recorder imports this on bare hardware runners.
-"""
+"""Snippets: discovery, their PEP 723 metadata, and the targets each one runs on. Standard
+library only: the recorder imports this on bare hardware runners."""
 
 from __future__ import annotations
 
@@ -40,18 +38,15 @@ class Snippet:
     timing: bool = False
 
     def runs_on(self, target: Target) -> bool:
-        """A snippet runs on a target that provides all it requires."""
         return self.requires <= target.provides
 
     def targets(self, known: Targets) -> tuple[str, ...]:
         return tuple(t.name for t in known if self.runs_on(t))
 
     def sha256(self) -> str:
-        """The hash of the file's bytes, as a recording stores the bytes that ran."""
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
 
     def code_sha256(self) -> str:
-        """The freshness key: a recording of other code than this is stale (see code_sha256)."""
         return code_sha256(self.path.read_bytes())
 
     def display_source(self) -> str:
@@ -59,13 +54,11 @@ class Snippet:
         return strip_metadata(self.path.read_text(encoding="utf-8"))
 
     def segments(self) -> list[Segment]:
-        """The shown code cut at its regions (see ``segments``)."""
         return segments(self.display_source())
 
 
-#: The folding comments editors already understand (VS Code, PyCharm): a region of code that is
-#: not the example's point (the timing rule, helpers, setup) starts with ``# region NAME``
-#: and ends with ``# endregion``, each on a line of its own.
+#: The folding comments editors understand (VS Code, PyCharm): what is not the example's point
+#: sits between ``# region NAME`` and ``# endregion``, each on a line of its own.
 _REGION = re.compile(r"^[ \t]*#[ \t]*region\b[ \t]*(?P<name>.*?)[ \t]*$")
 _END_REGION = re.compile(r"^[ \t]*#[ \t]*endregion\b.*$")
 
@@ -87,37 +80,31 @@ def segments(code: str) -> list[Segment]:
     """The code cut into the example's own lines and its regions, in order, the marker
     comments left out. A region never closed runs to the end; regions do not nest (an inner
     ``# region`` line is kept as a comment of the outer one)."""
-    found: list[Segment] = []
     lines = code.splitlines()
-    current: list[str] = []
+    found: list[Segment] = []
     region: str | None = None
-    start = 1
-    for number, line in enumerate(lines, 1):
+    start = 0
+
+    def cut(end: int) -> None:
+        if any(x.strip() for x in lines[start:end]):
+            found.append(Segment("\n".join(lines[start:end]).strip("\n"), region, start + 1))
+
+    for number, line in enumerate(lines):
         opening = _REGION.match(line) if region is None else None
         if opening or (region is not None and _END_REGION.match(line)):
-            if any(x.strip() for x in current):
-                found.append(Segment("\n".join(current).strip("\n"), region, start))
-            current, start = [], number + 1
-            region = (opening.group("name") or "setup") if opening else None
-            continue
-        current.append(line)
-    if any(x.strip() for x in current):
-        found.append(Segment("\n".join(current).strip("\n"), region, start))
+            cut(number)
+            start, region = number + 1, (opening.group("name") or "setup") if opening else None
+    cut(len(lines))
     return found
 
 
 @functools.lru_cache(maxsize=1024)  # a build asks for each snippet's once per page and target
 def code_sha256(source: bytes) -> str:
-    """The freshness key: the sha256 of what the code does, its syntax tree, without
-    comments, docstrings or layout, which cannot change what it prints. So a comment or a
-    docstring fixed, a region marked, the metadata header edited, a line re-wrapped or a
-    blank line added keeps every recording fresh (a GPU machine is rare, and its recordings
-    must not be thrown away for a comment), while any edit that can change what runs makes
-    them stale. A snippet that reads ``__doc__`` keeps its docstrings in the key, since there
-    they are data. The tree is written out by node type and field, leaving out empty
-    fields, so the key is the same on every Python the recorder runs on (3.12 adds empty
-    ``type_params`` to every function). Source that does not parse is keyed by its text
-    without comments, so it still has a key and goes stale when edited."""
+    """The freshness key: the sha256 of the syntax tree without comments, docstrings or
+    layout, so an edit that cannot change what runs keeps every recording fresh (a GPU machine
+    is rare). Docstrings stay where the code reads ``__doc__``. Empty fields are left out, so
+    the key is the same on every Python (3.12 adds empty ``type_params``). Source that does
+    not parse is keyed by its text without comments."""
     text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
     try:
         tree = ast.parse(text)
@@ -140,38 +127,21 @@ def _drop_docstrings(tree: ast.AST) -> None:
                 del node.body[0]
 
 
-def _written(tree: ast.AST) -> str:
+def _written(node: object) -> str:
     """A tree as text: each node's type, then its non-empty fields; constants by their repr,
     which tells 1, 1.0 and True apart."""
-    out: list[str] = []
-    put = out.append
-
-    def write(node: object) -> None:
-        if isinstance(node, ast.AST):
-            put(type(node).__name__)
-            put("(")
-            sep = ""
-            for name in node._fields:
-                value = getattr(node, name, None)
-                if isinstance(node, ast.JoinedStr) and name == "values":
-                    value = _f_string_parts(node.values)
-                if value is None or value == []:
-                    continue
-                put(f"{sep}{name}=")
-                write(value)
-                sep = ","
-            put(")")
-        elif isinstance(node, list):
-            put("[")
-            for n, item in enumerate(node):
-                put("," if n else "")
-                write(item)
-            put("]")
-        else:
-            put(repr(node))
-
-    write(tree)
-    return "".join(out)
+    if isinstance(node, list):
+        return "[" + ",".join(map(_written, node)) + "]"
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    fields = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(node, ast.JoinedStr) and name == "values":
+            value = _f_string_parts(node.values)
+        if value is not None and value != []:
+            fields.append(f"{name}={_written(value)}")
+    return f"{type(node).__name__}({','.join(fields)})"
 
 
 def _f_string_parts(values: list[ast.expr]) -> list[ast.expr]:
@@ -191,13 +161,12 @@ def _f_string_parts(values: list[ast.expr]) -> list[ast.expr]:
 
 
 def _text(node: ast.expr) -> str | None:
-    """A string constant's text; None for any other node."""
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def comment_free_sha256(source: bytes) -> str:
-    """The freshness key of schema 2 (code without comments, blank lines or trailing
-    spaces), which ``recording.migrate`` still needs to tell which older recordings were fresh."""
+    """The freshness key of schema 2 (code without comments, blank lines or trailing spaces),
+    which ``recording.migrate`` needs to tell which older recordings were fresh."""
     text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
     return hashlib.sha256(_without_comments(text).encode("utf-8")).hexdigest()
 
@@ -247,11 +216,9 @@ def strip_metadata(source: str) -> str:
 
 
 def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet:
-    """Load one snippet by its name under snippets_dir, refusing paths that leave it.
-
-    Its ``requires`` must be drawn from what the ``known`` targets provide (by default
-    those of the project holding snippets_dir).
-    """
+    """Load one snippet by its name under snippets_dir, refusing paths that leave it. Its
+    ``requires`` must be drawn from what the ``known`` targets provide (by default those of
+    the project holding snippets_dir)."""
     pure = PurePosixPath(name.replace("\\", "/"))
     if pure.is_absolute() or ".." in pure.parts or not pure.parts:
         raise SnippetError(
@@ -270,7 +237,16 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise SnippetError(f"{pure}: cannot be read ({why}); snippets are UTF-8 Python files.") from None
-    meta = parse_metadata(source, where=str(pure))
+    tool = _tool_table(parse_metadata(source, where=str(pure)), pure, known, snippets_dir)
+    timeout = tool.get("timeout")
+    requires = frozenset(tool.get("requires", []))
+    return Snippet(
+        str(pure), path, requires, None if timeout is None else float(timeout), tool.get("timing", False)
+    )
+
+
+def _tool_table(meta: dict, pure: PurePosixPath, known: Targets | None, snippets_dir: Path) -> dict:
+    """The header's [tool.recorded] table, checked."""
     tool = meta.get("tool", {})
     if isinstance(tool, dict) and "record-runs" in tool:
         raise SnippetError(f"{pure}: its header's [tool.record-runs] is now [tool.{TOOL}]: rename it.")
@@ -283,8 +259,7 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
             f"{pure}: [tool.recorded] must be a table: a '# [tool.recorded]' line, "
             f"then its keys, such as '# requires = [\"{example}\"]'."
         )
-    unknown = set(tool) - _TOOL_KEYS
-    if unknown:
+    if unknown := set(tool) - _TOOL_KEYS:
         raise SnippetError(
             f"{pure}: unknown key(s) {sorted(unknown)} under [tool.recorded]; "
             f"known keys are {sorted(_TOOL_KEYS)}."
@@ -305,10 +280,9 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
     ):
         raise SnippetError(f"{pure}: [tool.recorded] timeout must be a positive number of seconds.")
-    timing = tool.get("timing", False)
-    if not isinstance(timing, bool):
+    if not isinstance(timing := tool.get("timing", False), bool):
         raise SnippetError(f"{pure}: [tool.recorded] timing must be true or false, got {timing!r}.")
-    return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout), timing)
+    return tool
 
 
 def discover(

@@ -1,11 +1,9 @@
 """The recording store: one JSON file per snippet per target, and the state of each.
-
-Standard library only. Files are written atomically (files.py), so a reader never sees half
-a recording, and a failed run never replaces a good one (that rule lives in ``record``).
-"""
+Standard library only; files are written atomically (files.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import sys
 from dataclasses import dataclass
@@ -15,19 +13,13 @@ from ..config import settings as settings_
 from ..config import targets as targets_
 from ..config.targets import Targets
 from .files import write_atomically
-from .recording import (
-    Recording,
-    RecordingError,
-    migrate,
-    read_json,
-)
+from .recording import Recording, RecordingError, migrate, read_json
 from .snippets import Snippet
 
 
 @dataclass(frozen=True)
 class Status:
-    """Where one snippet stands on one target: the store's answer, the recorder's plan, the
-    pages' tabs and the inventory all use this one shape."""
+    """Where one snippet stands on one target: for the recorder's plan, the pages and the inventory."""
 
     snippet: Snippet
     target: str
@@ -51,21 +43,16 @@ class State(str, enum.Enum):
     NOT_APPLICABLE = "not applicable"  # the snippet needs hardware the target lacks
 
 
-#: The states whose recording holds a good output that the pages show and the claims must
-#: hold in: fresh, or of an earlier version of the code (shown labelled).
+#: The states whose recording's output the pages show and the claims must hold in.
 WITH_OUTPUT = (State.FRESH, State.STALE)
 
 
 class Store:
-    """Where the snippets and their recordings live, and how to read and write them."""
-
     def __init__(self, root: Path, recordings_dir: Path | None = None, targets: Targets | None = None):
         self.root = Path(root)
         self.snippets_dir = self.root / "snippets"
         self.recordings_dir = Path(recordings_dir) if recordings_dir else self.root / "recordings"
-        #: The project's targets, from its pyproject.toml (raises TargetError if malformed).
-        self.targets = targets or targets_.load(self.root)
-        #: Its settings: fresh runs, and the commands its messages name.
+        self.targets = targets or targets_.load(self.root)  # TargetError if malformed
         self.settings = settings_.load(self.root)
 
     def path(self, snippet_name: str, target: str) -> Path:
@@ -95,29 +82,22 @@ class Store:
             raise RecordingError(f"{exc} Fix: {hint}") from None
 
     def source(self, name: str) -> bytes | None:
-        """A snippet's bytes as they are now, by its name under snippets/; None if there is none."""
+        """A snippet's bytes as they are now; None if there is none."""
         path = self.snippets_dir / name
-        try:
+        with contextlib.suppress(OSError):
             if path.resolve().is_relative_to(self.snippets_dir.resolve()) and path.is_file():
                 return path.read_bytes()
-        except OSError:
-            pass
         return None
 
     def linked(self, path: Path) -> Path | None:
         """The first symbolic link on the way from the store's folder (itself included) down
         to ``path``; None when there is none."""
-        top = self.recordings_dir
         try:
-            parts = Path(path).relative_to(top).parts
+            parts = Path(path).relative_to(self.recordings_dir).parts
         except ValueError:
             return None
-        here = top
-        for part in ("", *parts):
-            here = here / part if part else here
-            if here.is_symlink():
-                return here
-        return None
+        ways = (self.recordings_dir.joinpath(*parts[:n]) for n in range(len(parts) + 1))
+        return next((here for here in ways if here.is_symlink()), None)
 
     def read(self, snippet_name: str, target: str) -> Recording | None:
         path = self.path(snippet_name, target)
@@ -133,43 +113,38 @@ class Store:
         return rec
 
     def write(self, rec: Recording) -> Path:
-        """Write atomically: a temporary file in the same folder, then a rename."""
         path = self.path(rec.snippet, rec.target)
         write_atomically(path, rec.to_json())
         return path
 
     def status(self, snippet: Snippet, target: str) -> Status:
         """Where one snippet stands on one target: its state, its recording if readable, and why."""
-
-        def said(state: State, rec: Recording | None = None, why: str = "") -> Status:
-            return Status(snippet, target, state, rec, why)
-
         if not snippet.runs_on(self.targets.get(target)):
-            return said(State.NOT_APPLICABLE, None, f"needs {', '.join(sorted(snippet.requires))}")
+            needs = ", ".join(sorted(snippet.requires))
+            return Status(snippet, target, State.NOT_APPLICABLE, None, f"needs {needs}")
         try:
             rec = self.read(snippet.name, target)
         except RecordingError as exc:
-            return said(State.INVALID, None, str(exc))
+            return Status(snippet, target, State.INVALID, None, str(exc))
         if rec is None:
-            return said(State.MISSING, None, "not recorded yet")
+            return Status(snippet, target, State.MISSING, None, "not recorded yet")
         if not rec.of(snippet):
-            return said(State.STALE, rec, "recorded with an earlier version of its code")
+            return Status(snippet, target, State.STALE, rec, "recorded with an earlier version of its code")
         if not rec.ok:
-            return said(State.FAILED, rec, f"the last run ended with status {rec.status}")
-        return said(State.FRESH, rec)
+            return Status(snippet, target, State.FAILED, rec, f"the last run ended with status {rec.status}")
+        return Status(snippet, target, State.FRESH, rec)
 
     def orphans(self) -> list[Path]:
-        """Recording files that belong to no snippet and target: left over from a snippet
-        renamed or deleted, or a target no longer declared."""
+        """Recording files of no snippet and target (one renamed or deleted, or undeclared)."""
         names = [p.relative_to(self.snippets_dir).as_posix() for p in self.snippets_dir.rglob("*.py")]
         expected = {self.path(name, t) for name in names for t in self.targets.names}
         return [p for p in self.recording_files() if p not in expected]
 
     def recording_files(self) -> list[Path]:
-        return sorted(p for p in self.recordings_dir.glob("*/**/*.json"))
+        return sorted(self.recordings_dir.glob("*/**/*.json"))
 
     def shown(self, path: Path) -> str:
-        """A path as the user reads it: relative to the project when it is inside it."""
+        """A path relative to the project when it is inside it."""
         try:
             return Path(path).resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
