@@ -1,20 +1,21 @@
 """One tab, one machine: which recordings a target's tab may take.
 
 Standard library only. A target's recordings must all come from one machine (one
-``Machine.identity``), an emulated target's from its host's, and each must prove from
-what it stores that its machine is the hardware the target requires. The recorder asks
-``admit`` before it records on a target; ``audit`` checks a whole store (the tests do);
-``adopt`` moves recordings between targets after the same checks, so nobody edits JSON.
+``Machine.identity``), an emulated target's from its host's, and each must prove from what it
+stores that its machine is the hardware the target requires. ``adopt`` moves recordings between
+targets after the same checks, so nobody edits JSON.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 from ..model.machines import Machine
 from ..model.recording import Recording, RecordingError
 from ..model.store import Store
+from .record import plan, to_run
 
 
 class MachineRefused(ValueError):
@@ -42,8 +43,8 @@ def recorded_machine(store: Store, target: str) -> tuple[Path, Machine] | None:
 def admit(
     store: Store, target: str, machine: Machine, command: str = "python scripts/record_runs.py"
 ) -> None:
-    """Raise MachineRefused unless ``machine`` may add recordings to ``target``; the message
-    names the recorder's ``command`` as the user started it."""
+    """Raise MachineRefused unless ``machine`` may add recordings to ``target``; ``command``: the
+    recorder as the user started it."""
     t = store.targets.get(target)
     if why := machine.unmet(t.requires):
         raise MachineRefused(
@@ -83,10 +84,9 @@ def audit(store: Store) -> list[str]:
 
 
 def adopt(store: Store, source: str, target: str, names: list[str] | None = None) -> list[str]:
-    """Move the recordings in recordings/<source>/ (a folder, maybe of a target that no
-    longer exists) to ``target``, each only if its stored machine is the hardware ``target``
-    requires, ran in ``target``'s environment and passed its check, and shares one machine
-    with ``target``'s tab. Returns what was done, one line each; MachineRefused if nothing fits."""
+    """Move the recordings in recordings/<source>/ (maybe of a target that no longer exists) to
+    ``target``, each only if its stored machine proves ``target`` and shares one machine with
+    ``target``'s tab. Returns what was done, one line each; MachineRefused if they do not."""
     t = store.targets.get(target, "--adopt")
     lines, fits = [], []
     for path in sorted((store.recordings_dir / source).rglob("*.json")):
@@ -113,15 +113,13 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
         )
     for path, rec in fits:
         rec.target = target
-        rec.machine = Machine(
-            dict(rec.machine),
-            target={
-                **rec.machine.run_for,
-                "name": target,
-                "description": t.description,
-                "adopted_from": source,
-            },
-        )
+        run_for = {
+            **rec.machine.run_for,
+            "name": target,
+            "description": t.description,
+            "adopted_from": source,
+        }
+        rec.machine = Machine(dict(rec.machine), target=run_for)
         store.write(rec)
         path.unlink()
         lines.append(f"adopted    {store.shown(path)} -> {store.shown(store.path(rec.snippet, target))}")
@@ -132,15 +130,10 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
 
 
 def replace_machine(store: Store, snippets: list, target: str, run) -> list[Recording]:
-    """Re-record every snippet of ``target``'s tab (its host and the host's emulations) on
-    this machine into a scratch folder; only if every run succeeds, write them all and drop
-    what is left of the other machine's recordings there. ``run(scratch, items)`` records
-    the items, refusing a machine that is not the kind with ``admit``, and returns (made,
-    failed). MachineRefused when a run failed: nothing changes."""
-    import tempfile
-
-    from .record import plan, to_run  # record imports store only; no cycle
-
+    """Re-record every snippet of ``target``'s tab (its host and the host's emulations) on this
+    machine into a scratch folder; only if every run succeeds, write them all and drop the other
+    machine's recordings there. ``run(scratch, items, admit)`` records the items and returns
+    (made, failed). MachineRefused when a run failed: nothing changes."""
     group = store.targets.sharing(target)
     with tempfile.TemporaryDirectory(prefix="record-runs-replace-") as tmp:
         scratch = Store(store.root, Path(tmp), store.targets)
@@ -156,7 +149,12 @@ def replace_machine(store: Store, snippets: list, target: str, run) -> list[Reco
     for rec in made:
         store.write(rec)
     if made:
-        for path, rec in recordings(store, group):
-            if not rec.machine.same_as(made[0].machine):
-                path.unlink()
+        drop_others(store, group, made[0].machine)
     return made
+
+
+def drop_others(store: Store, group: tuple[str, ...], machine: Machine) -> None:
+    """Remove the recordings of a tab's targets (``group``) that come from another machine."""
+    for path, rec in recordings(store, group):
+        if not rec.machine.same_as(machine):
+            path.unlink()

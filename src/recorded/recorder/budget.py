@@ -1,12 +1,10 @@
-"""How long a recording session will take, by the durations the project's recordings store,
-and which runs fit in a time budget (a lent GPU machine's call has minutes, not hours).
+"""Which runs fit in a time budget (a lent GPU machine's call has minutes, not hours), by the
+durations the project's recordings store.
 
-Standard library only. An item's estimate is the first run of its last recording times the
-runs it will make now (a timing snippet runs ``runs`` times); an item never recorded on its
-target counts as the longest known one, so a budget is not spent on a guess. Within a
-budget the items that renew most come first: what is missing, stale or failed before what
-is fresh, a target with a device (the rarest machine) first, then the oldest recordings;
-whatever does not fit is left for the next machine, and said.
+Standard library only. An item's estimate is its last recording's first run times the runs it
+will make; an item never recorded counts as the longest known one, so a budget is not spent on a
+guess. What renews most comes first: missing, stale or failed before fresh, a target with a
+device (the rarest machine) first, then the oldest recordings; what does not fit is left, and said.
 """
 
 from __future__ import annotations
@@ -25,8 +23,8 @@ class Plan:
 
 
 def fit(published: Store, work: list[Status], runs: int, budget: float | None) -> Plan:
-    """The items of ``work`` that fit ``budget`` seconds (all of them without one), judged by
-    where each stands in the project (``published``), whatever store they record into."""
+    """The items of ``work`` that fit ``budget`` seconds (all without one), judged by where each
+    stands in the project (``published``), whatever store they record into."""
     where = {id(i): published.status(i.snippet, i.target) for i in work}
     known = {
         key: s.recording.duration_s * (runs if s.snippet.timing else 1) if s.recording else None

@@ -1,70 +1,30 @@
-"""Bundles: every recording one run made, in one file, and merging bundles into a store.
+"""Bundles: writing the recordings one run made into one file, and merging bundles into a store.
 
-Standard library only. A hardware runner records with ``--bundle FILE`` and uploads the
-file; a merge step imports it with ``--import FILE...``. A bundle is one JSON object::
-
-    {"bundle": 1, "created_at": "...Z", "machine": {summary} or null,
-     "recordings": [<recording objects exactly as the store writes them>],
-     "recordings_sha256": "<sha256 of those recordings as the store writes them>"}
-
-Import is all-or-nothing per bundle: a file that is not a bundle, a recording that is
-not a valid recording, a snippet that does not exist here, a target the snippet cannot
-run on, a snippet recorded twice, or a recording of other snippet bytes than the snippet
-has now (unless ``allow_stale``) refuses the whole bundle, and nothing of it is written.
-Otherwise each recording is written exactly as ``Store.write`` writes it (so a recording
-exported and imported again comes back byte for byte), unless the file here already
-holds those bytes (unchanged, not even touched) or holds a better recording: a failed
-run never replaces a good recording, and a stale one never replaces a fresh one.
+Standard library only. A hardware runner records with ``--bundle FILE``; a merge step imports it
+with ``--import FILE...`` (bundle_file.py reads and checks it). Import is all-or-nothing per bundle:
+a file that is not a bundle, an invalid recording, an unknown snippet, a target the snippet cannot
+run on, a snippet recorded twice, or (unless ``allow_stale``) a recording of other code than the
+snippet has now refuses the whole bundle. Otherwise each recording is written as ``Store.write``
+writes it (a recording exported and imported comes back byte for byte), unless the file here
+already holds those bytes or a better recording: a failed run never replaces a good one, and a
+stale one never replaces a fresh one.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
-import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.settings import MAX_RUNS
 from ..model import describe
 from ..model.files import write_atomically
-from ..model.recording import (
-    RECORDING_FIELDS,
-    JSONRefused,
-    Recording,
-    RecordingError,
-    migrate,
-    read_json,
-    utc_stamp,
-)
-from ..model.snippets import SnippetError, load
+from ..model.recording import Recording, RecordingError, utc_stamp
+from ..model.snippets import SnippetError, discover, load
 from ..model.store import Store
 from . import admit
-from .runner import MAX_STREAM_BYTES
-
-BUNDLE_VERSION = 1
-#: The most source a recording's ``code`` may hold: a lesson's snippet is a few kilobytes.
-MAX_CODE_CHARS = 200_000
-#: The most a recording's machine description may hold, as JSON: the recorder writes about
-#: a kilobyte (the CPU, its flags, the versions, the target's environment and check).
-MAX_MACHINE_CHARS = 20_000
-BUNDLE_KEYS = ("bundle", "created_at", "machine", "recordings", "recordings_sha256")
-
-
-class BundleError(ValueError):
-    """A bundle that cannot be imported; the message names the file and says why."""
-
-
-def digest(recordings: list[dict]) -> str:
-    """The checksum a bundle carries: of its recordings exactly as the store writes them (a
-    recording's JSON object, in its order: ``json.loads(rec.to_json())``), whatever their
-    schema, so a bundle of an older recorder is checked as it was written."""
-    h = hashlib.sha256()
-    for data in recordings:
-        h.update((json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    return h.hexdigest()
+from .bundle_file import BUNDLE_VERSION, MAX_BUNDLE_MB, Bundle, BundleError, digest, read_bundle
 
 
 def summary(recordings: list[Recording]) -> dict | None:
@@ -75,16 +35,13 @@ def summary(recordings: list[Recording]) -> dict | None:
     return {
         "description": describe.machine(m),
         "targets": sorted({r.target for r in recordings}),
-        "python": m.version("python"),
-        "torch": m.version("torch"),
-        "numpy": m.version("numpy"),
+        **{name: m.version(name) for name in ("python", "torch", "numpy")},
         "git": m.get("git"),
     }
 
 
 def bundle_name(recordings: list[Recording]) -> str:
-    """A file name that says what a bundle holds: its kinds, its machine and the day, such as
-    ``cpu-avx2-amd-epyc-2026-12-05.json`` (``empty-...`` for a run that recorded nothing)."""
+    """A file name that says what a bundle holds, such as ``cpu-avx2-amd-epyc-2026-12-05.json``."""
     day = utc_stamp()[:10]
     if not recordings:
         return f"empty-{day}.json"
@@ -108,154 +65,11 @@ def bundle_json(recordings: list[Recording], created_at: str | None = None) -> s
 
 
 def write_bundle(path: Path, recordings: list[Recording]) -> Path:
-    """Write the bundle atomically (a temporary file beside it, then a rename)."""
     path = Path(path)
     if path.is_dir():
         raise BundleError(f"--bundle {path}: is a folder; name a file, such as {path / 'bundle.json'}.")
     write_atomically(path, bundle_json(recordings))
     return path
-
-
-# -- reading -----------------------------------------------------------------------------------
-
-
-@dataclass
-class Bundle:
-    path: Path
-    created_at: str
-    machine: dict | None
-    recordings: list[Recording]
-
-
-def _recording(data: object, where: str) -> Recording:
-    """One recording of a bundle, checked as strictly as the store's own files and more."""
-    if isinstance(data, dict):
-        unknown = sorted(set(data) - set(RECORDING_FIELDS))
-        if unknown:
-            raise RecordingError(f"{where}: unknown field(s) {unknown}.")
-        missing = sorted(set(RECORDING_FIELDS) - set(data))
-        if missing:
-            raise RecordingError(f"{where}: field(s) {missing} missing.")
-    rec = Recording.from_dict(data, where)
-    if len(rec.outputs) > MAX_RUNS:
-        raise RecordingError(
-            f"{where}: {len(rec.outputs)} fresh runs; the recorder makes at most {MAX_RUNS}."
-        )
-    streams = [("stdout", rec.stdout), ("stderr", rec.stderr)]
-    streams += [(f"run {n} stdout", run.stdout) for n, run in enumerate(rec.runs, 2)]
-    for stream, lines in streams:
-        # A run keeps at most MAX_STREAM_BYTES of a stream, which decode to at most as many
-        # characters, and adds a line or two of its own.
-        size = sum(len(line) + 1 for line in lines)
-        if size > MAX_STREAM_BYTES + 1000:
-            raise RecordingError(
-                f"{where}: its {stream} holds {size:,} characters; a run keeps at most "
-                f"{MAX_STREAM_BYTES:,} bytes of each stream, so the recorder did not make it."
-            )
-    machine = len(json.dumps(dict(rec.machine), ensure_ascii=False))
-    if machine > MAX_MACHINE_CHARS:
-        raise RecordingError(
-            f"{where}: its machine description holds {machine:,} characters; the recorder writes a few "
-            f"hundred, and at most {MAX_MACHINE_CHARS:,} are taken."
-        )
-    if len(rec.code) > MAX_CODE_CHARS:
-        raise RecordingError(
-            f"{where}: the code it ran holds {len(rec.code):,} characters; a snippet is at most "
-            f"{MAX_CODE_CHARS:,}, so this is not a snippet's recording."
-        )
-    if rec.exit_code is not None and (isinstance(rec.exit_code, bool) or not isinstance(rec.exit_code, int)):
-        raise RecordingError(f"{where}: exit_code {rec.exit_code!r} is neither a number nor null.")
-    if isinstance(rec.duration_s, bool) or not math.isfinite(rec.duration_s) or rec.duration_s < 0:
-        raise RecordingError(f"{where}: duration_s {rec.duration_s!r} is not a number of seconds.")
-    return rec
-
-
-#: The largest bundle --import reads unless told otherwise (--max-bundle-mb): every snippet of
-#: a lesson on one target is well under a megabyte, and a file is read whole.
-MAX_BUNDLE_MB = 16.0
-
-
-def read_bundle(
-    path: Path, max_mb: float = MAX_BUNDLE_MB, source: Callable[[str], bytes | None] = lambda name: None
-) -> Bundle:
-    """Parse and check one bundle file. Raises BundleError naming the file. A file over
-    ``max_mb`` megabytes is refused before it is read, so memory stays bounded. Recordings
-    of an older schema are brought up to this one (recording.migrate), with ``source(name)``
-    giving a snippet's bytes as they are now."""
-    path = Path(path)
-    where = str(path)
-    try:
-        size = path.stat().st_size
-        if size > max_mb * 1e6:
-            raise BundleError(
-                f"{where}: {size / 1e6:.1f} MB, over the {max_mb:g} MB a bundle may be; nothing was "
-                f"read. If you trust it, import it with --max-bundle-mb {math.ceil(size / 1e6)}."
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise BundleError(f"{where}: no such file.") from None
-    except IsADirectoryError:
-        raise BundleError(f"{where}: is a folder, not a bundle file.") from None
-    except OSError as exc:
-        raise BundleError(f"{where}: cannot be read ({exc.strerror or exc}).") from None
-    try:
-        data = read_json(raw.decode("utf-8"))
-    except RecursionError:
-        raise BundleError(
-            f"{where}: its JSON is nested too deeply to be a bundle; nothing was imported."
-        ) from None
-    except JSONRefused as exc:
-        raise BundleError(f"{where}: refused, nothing imported: {exc}.") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BundleError(
-            f"{where}: not a JSON bundle ({exc}); it may be damaged or not a bundle at all."
-        ) from None
-    if not isinstance(data, dict) or "bundle" not in data:
-        raise BundleError(
-            f'{where}: not a bundle (a JSON object with a "bundle" key, '
-            "as `record_runs.py --bundle FILE` writes)."
-        )
-    if data["bundle"] != BUNDLE_VERSION:
-        raise BundleError(f"{where}: bundle format {data['bundle']!r}, this project reads {BUNDLE_VERSION}.")
-    unknown = sorted(set(data) - set(BUNDLE_KEYS))
-    missing = sorted(set(BUNDLE_KEYS) - set(data))
-    if unknown or missing:
-        raise BundleError(
-            f"{where}: wrong bundle layout"
-            + (f"; unknown key(s) {unknown}" if unknown else "")
-            + (f"; missing key(s) {missing}" if missing else "")
-            + "."
-        )
-    if not isinstance(data["created_at"], str) or not isinstance(data["recordings_sha256"], str):
-        raise BundleError(f"{where}: created_at and recordings_sha256 must be strings.")
-    if not (data["machine"] is None or isinstance(data["machine"], dict)):
-        raise BundleError(f"{where}: machine must be an object or null.")
-    if not isinstance(data["recordings"], list):
-        raise BundleError(f"{where}: recordings must be a list.")
-    recs = []
-    for n, item in enumerate(data["recordings"], 1):
-        label = item.get("snippet") if isinstance(item, dict) else None
-        try:
-            named = f"recording {n}" + (f" ({label})" if isinstance(label, str) else "")
-            recs.append(_recording(migrate(item, source), named))
-        except RecordingError as exc:
-            raise BundleError(f"{where}: {exc}") from None
-    try:
-        checksum = digest(data["recordings"])
-    except RecursionError:
-        raise BundleError(
-            f"{where}: a recording's machine is nested too deeply; nothing was imported."
-        ) from None
-    if checksum != data["recordings_sha256"]:
-        raise BundleError(
-            f"{where}: its recordings do not match its checksum (recordings_sha256): "
-            "the file was edited or damaged after it was written. Make it again with "
-            "`record_runs.py --bundle FILE`."
-        )
-    return Bundle(path, data["created_at"], data["machine"], recs)
-
-
-# -- importing ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -277,18 +91,16 @@ class Report:
         return bool(self.error) or any(o.action == "refused" for o in self.outcomes)
 
 
-def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcome], list[str]]:
-    """What is wrong with each recording that refuses the whole bundle, and the stale ones."""
-    outcomes, problems, seen = [], [], set()
+def _check(store: Store, bundle: Bundle, allow_stale: bool) -> list[Outcome]:
+    """Each recording, "refused" with why when it refuses the whole bundle, else "not imported"."""
+    outcomes, seen = [], set()
     for rec in bundle.recordings:
-        why = ""
-        key = (rec.snippet, rec.target)
+        why, target = "", store.targets.by_name.get(rec.target)
         try:
             snippet = load(store.snippets_dir, rec.snippet, store.targets)
         except SnippetError as exc:
             why = f"unknown snippet: {exc}"
         else:
-            target = store.targets.by_name.get(rec.target)
             if target is None:
                 why = (
                     f"unknown target {rec.target!r}; the targets are {list(store.targets.names)} "
@@ -303,7 +115,7 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
                 )
             elif unproven := rec.machine.unproven(target):
                 why = f"it does not prove {rec.target} ({'; '.join(unproven)}): {rec.machine.identity}"
-            elif key in seen:
+            elif (rec.snippet, rec.target) in seen:
                 why = "recorded twice in this bundle"
             elif not rec.of(snippet) and not allow_stale:
                 why = (
@@ -311,39 +123,36 @@ def _check(store: Store, bundle: Bundle, allow_stale: bool) -> tuple[list[Outcom
                     f"{(rec.code_sha256 or 'unknown')[:12]}…, its code now has {snippet.code_sha256()[:12]}…); "
                     "re-record it, or import it as an earlier version's output with --allow-stale"
                 )
-        seen.add(key)
+        seen.add((rec.snippet, rec.target))
         outcomes.append(Outcome(rec, "refused" if why else "not imported", why))
-        if why:
-            problems.append(why)
-    if not problems:
-        problems += _one_machine(store, bundle, outcomes)
-    return outcomes, problems
+    if not any(o.why for o in outcomes):
+        _one_machine(store, bundle, outcomes)
+    return outcomes
 
 
 def whole_tabs(store: Store, bundle: Bundle) -> set[str]:
     """The tabs (host targets) whose every applicable snippet this bundle holds, all ok: such
     a bundle may replace the machine of that tab, as ``--replace-machine`` does."""
-    from ..model.snippets import discover
-
     held = {(r.snippet, r.target) for r in bundle.recordings if r.ok}
-    whole = set()
-    for group in {store.targets.get(r.target).machine_of for r in bundle.recordings}:
-        needed = {
+    groups = {store.targets.get(r.target).machine_of for r in bundle.recordings}
+    snippets = discover(store.snippets_dir) if groups else []
+    return {
+        group
+        for group in groups
+        if {
             (s.name, t)
             for t in store.targets.sharing(group)
-            for s in discover(store.snippets_dir)
+            for s in snippets
             if s.runs_on(store.targets.get(t))
         }
-        if needed <= held:
-            whole.add(group)
-    return whole
+        <= held
+    }
 
 
-def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> list[str]:
-    """One tab, one machine: the bundle's recordings of a tab share one machine, and it is the
-    machine already recorded there, unless the bundle re-records that whole tab."""
-    problems, whole = [], whole_tabs(store, bundle)
-    firsts: dict[str, Recording] = {}
+def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> None:
+    """Refuse each recording of a tab from another machine than the bundle's first one of that tab,
+    or than the machine already recorded there, unless the bundle re-records that whole tab."""
+    whole, firsts = whole_tabs(store, bundle), dict[str, Recording]()
     for o in outcomes:
         rec = o.recording
         group = store.targets.get(rec.target).machine_of
@@ -356,17 +165,13 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> list[
         )
         if other is not None:
             where = "this bundle" if other is first.machine or here is None else store.shown(here[0])
-            o.action, o.why = (
-                "refused",
-                (
-                    f"{bundle.path}: {rec.snippet} on {rec.target} comes from {rec.machine.identity}, "
-                    f"but {where} has {', '.join(store.targets.sharing(rec.target))} from "
-                    f"{other.identity}: one tab shows one machine. Re-record the whole tab on one "
-                    f"machine (--target {rec.target} --replace-machine --bundle FILE)"
-                ),
+            o.action = "refused"
+            o.why = (
+                f"{bundle.path}: {rec.snippet} on {rec.target} comes from {rec.machine.identity}, "
+                f"but {where} has {', '.join(store.targets.sharing(rec.target))} from "
+                f"{other.identity}: one tab shows one machine. Re-record the whole tab on one "
+                f"machine (--target {rec.target} --replace-machine --bundle FILE)"
             )
-            problems.append(o.why)
-    return problems
 
 
 def import_bundle(
@@ -377,60 +182,42 @@ def import_bundle(
         bundle = read_bundle(path, max_mb, store.source)
     except BundleError as exc:
         return Report(Path(path), None, error=str(exc))
-    outcomes, problems = _check(store, bundle, allow_stale)
-    if problems:
-        n = len(problems)
-        return Report(
-            bundle.path,
-            bundle,
-            outcomes,
-            error=f"{path}: refused, nothing imported: {n} recording{'s' * (n != 1)} "
-            "cannot be imported (below).",
+    outcomes = _check(store, bundle, allow_stale)
+    if n := sum(o.action == "refused" for o in outcomes):
+        error = (
+            f"{path}: refused, nothing imported: {n} recording{'s' * (n != 1)} cannot be imported (below)."
         )
-    outcomes, whole = [], whole_tabs(store, bundle)
-    for rec in bundle.recordings:
-        target_path = store.path(rec.snippet, rec.target)
-        text = rec.to_json()
-        try:
-            if target_path.read_bytes() == text.encode("utf-8"):
-                outcomes.append(Outcome(rec, "unchanged", "already here, byte for byte"))
-                continue
-        except OSError:
-            pass
-        snippet = load(store.snippets_dir, rec.snippet, store.targets)
-        stale = not rec.of(snippet)
-        try:
-            here = store.read(rec.snippet, rec.target)
-        except RecordingError:
-            here = None  # an unreadable file here is replaced
-        if here and here.ok and not rec.ok:
-            outcomes.append(
-                Outcome(
-                    rec,
-                    "refused",
-                    f"a failed run ({rec.status}, exit code "
-                    f"{rec.exit_code}) never replaces the good recording here, "
-                    f"from {here.recorded_at}",
-                )
-            )
-            continue
-        if stale and here and here.ok and here.of(snippet):
-            outcomes.append(
-                Outcome(rec, "refused", "stale: it would replace a fresh recording; the fresh one is kept")
-            )
-            continue
-        store.write(rec)
-        notes = []
-        if stale:
-            notes.append("of an earlier version of the code (--allow-stale): shown labelled as such")
-        if not rec.ok:
-            notes.append(f"a failed run ({rec.status}); no good recording was here")
-        if here:
-            notes.append(f"replaces the recording from {here.recorded_at}")
-        outcomes.append(Outcome(rec, "imported", "; ".join(notes)))
+        return Report(bundle.path, bundle, outcomes, error=error)
+    whole = whole_tabs(store, bundle)
+    outcomes = [_merge(store, rec) for rec in bundle.recordings]
     for group in whole:  # the bundle re-recorded this tab: the other machine's leftovers go
         made = next(r.machine for r in bundle.recordings if store.targets.get(r.target).machine_of == group)
-        for old, rec in admit.recordings(store, store.targets.sharing(group)):
-            if not rec.machine.same_as(made):
-                old.unlink()
+        admit.drop_others(store, store.targets.sharing(group), made)
     return Report(bundle.path, bundle, outcomes)
+
+
+def _merge(store: Store, rec: Recording) -> Outcome:
+    """Write one checked recording, unless the file here holds those bytes or a better recording."""
+    with contextlib.suppress(OSError):
+        if store.path(rec.snippet, rec.target).read_bytes() == rec.to_json().encode("utf-8"):
+            return Outcome(rec, "unchanged", "already here, byte for byte")
+    snippet = load(store.snippets_dir, rec.snippet, store.targets)
+    stale = not rec.of(snippet)
+    try:
+        here = store.read(rec.snippet, rec.target)
+    except RecordingError:
+        here = None  # an unreadable file here is replaced
+    if here and here.ok and not rec.ok:
+        why = f"a failed run ({rec.status}, exit code {rec.exit_code}) never replaces the good recording here"
+        return Outcome(rec, "refused", f"{why}, from {here.recorded_at}")
+    if stale and here and here.ok and here.of(snippet):
+        return Outcome(rec, "refused", "stale: it would replace a fresh recording; the fresh one is kept")
+    store.write(rec)
+    notes = []
+    if stale:
+        notes.append("of an earlier version of the code (--allow-stale): shown labelled as such")
+    if not rec.ok:
+        notes.append(f"a failed run ({rec.status}); no good recording was here")
+    if here:
+        notes.append(f"replaces the recording from {here.recorded_at}")
+    return Outcome(rec, "imported", "; ".join(notes))

@@ -1,9 +1,8 @@
 """How busy the machine is: the share of its CPUs that other work used in a short window.
 
-Standard library only. Measured just before and just after a timing snippet runs, while
-the recorder itself sleeps, so whatever ran in the window was somebody else: another
-program, a leftover process or, on a virtual machine, the hypervisor's steal time. A
-load average would not do: it lags by a minute and counts the recorder's own last run.
+Standard library only. Measured just before and after a timing snippet runs, while the recorder
+sleeps, so whatever ran was somebody else (another program, a leftover, a hypervisor's steal
+time). A load average would not do: it lags by a minute and counts the recorder's own last run.
 """
 
 from __future__ import annotations
@@ -33,8 +32,8 @@ def _cpu_jiffies(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
 
 
 def other_load(window_s: float = WINDOW_S, stat: Path = Path("/proc/stat")) -> tuple[float, str] | None:
-    """The share (0..1) of all CPUs that other work used during ``window_s`` seconds, and
-    how it was measured; None when the system tells nothing."""
+    """The share (0..1) of all CPUs other work used during ``window_s`` seconds, and how it was
+    measured; None when the system tells nothing."""
     start = _cpu_jiffies(stat)
     if start is None:
         if hasattr(os, "getloadavg"):  # macOS and others: a coarser, lagging figure
@@ -53,5 +52,4 @@ def cpus() -> int:
 
 
 def describe(figure: dict) -> str:
-    """``other load 3% before, 1% after`` for the progress line (the pages' words)."""
     return busy.words(figure) or "other load unknown"

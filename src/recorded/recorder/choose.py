@@ -1,9 +1,8 @@
 """Which targets a run takes: those named, every one, or the first auto one this machine can run.
 
-Standard library only. The one place targets are chosen, for the recorder's command line
-and for the tests' live runs. A target is looked at (its CPU flags in /proc/cpuinfo, then
-its check, which may start Python and import torch) only when something will run on it,
-so a run with nothing to do stays fast.
+Standard library only; for the recorder's command line and the tests' live runs. A target is
+looked at (its CPU flags, then its check, which may import torch) only when something will run
+on it, so a run with nothing to do stays fast.
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ class Choice:
         return self.asked not in (ALL, AUTO)
 
     def why(self) -> str:
-        """The skipped targets and their reasons, on one line."""
         return "; ".join(f"{name}: {why}" for name, why in self.skipped)
 
 
@@ -46,27 +44,22 @@ def named(targets: Targets, asked: str, where: str = "--target") -> tuple[str, .
         raise ChoiceError(f"{exc} Or use {where} {ALL} or {where} {AUTO}.") from None
 
 
-def why_not(targets: Targets, name: str) -> str | None:
-    """Why this machine cannot run the target, or None: its CPU flags, then its check."""
+def why_not(targets: Targets, name: str, cheap: bool = False) -> str | None:
+    """Why this machine cannot run the target, or None: its CPU flags, then its check; ``cheap``:
+    without starting Python, a device's driver on disk (``detect``) instead of the check."""
     target = targets.get(name)
     if machines.unmet_here(targets, target):
         return machines.why_not_here(targets, target)
+    if cheap:
+        if target.detected():
+            return None
+        if not target.detect:
+            return f"{name} declares no detect, so only its check can prove it: name it with --target"
+        return f"none of {', '.join(target.detect)} is on this machine"
     try:
         runner.check(target)
     except runner.TargetCheckFailed as exc:
         return str(exc)
-    return None
-
-
-def _cheap_why_not(targets: Targets, name: str) -> str | None:
-    """The same look without starting Python: CPU flags, and a device's driver on disk (``detect``)."""
-    target = targets.get(name)
-    if machines.unmet_here(targets, target):
-        return machines.why_not_here(targets, target)
-    if not target.detected():
-        if not target.detect:
-            return f"{name} declares no detect, so only its check can prove it: name it with --target"
-        return f"none of {', '.join(target.detect)} is on this machine"
     return None
 
 
@@ -80,22 +73,16 @@ def choose(
 ) -> Choice:
     """The targets to run on, and why the others were skipped.
 
-    ``asked``: target names (``cpu,cpu-avx2``), ``all`` or ``auto`` (``default`` when None).
-    Named targets, and with ``all`` every target, are chosen unless this machine cannot run
-    them; with ``auto``, the first of ``[tool.recorded] auto`` that it can run, or
-    ChoiceError when none. ``needed(name)`` says whether anything will run on a target: one
-    that nothing runs on is not probed (with ``auto`` it gets the cheap look only).
-    ``whole_machines`` (re-recording a whole tab) chooses each target's host, which runs
-    only if the host and all its emulations can. ``where``: the option that asked, for
-    messages ("--target"), or the words for another asker.
+    ``asked``: target names (``cpu,cpu-avx2``), ``all`` or ``auto`` (``default`` when None): with
+    ``auto``, the first of ``[tool.recorded] auto`` this machine can run, or ChoiceError. A target
+    that nothing will run on (``needed``) is not probed (with ``auto`` it gets the cheap look).
+    ``whole_machines`` (re-recording a whole tab) chooses each target's host, if the host and all
+    its emulations can run. ``where``: the option that asked, for messages.
     """
     asked = (asked or default).strip()
-    if asked == AUTO:
-        candidates = targets.auto
-    elif asked == ALL:
-        candidates = targets.names
-    else:
-        candidates = named(targets, asked, where)
+    candidates = (
+        targets.auto if asked == AUTO else targets.names if asked == ALL else named(targets, asked, where)
+    )
     if whole_machines:
         candidates = tuple(dict.fromkeys(targets.get(n).machine_of for n in candidates))
     chosen: list[str] = []
@@ -105,7 +92,7 @@ def choose(
             group = targets.sharing(name) if whole_machines else (name,)
             why = next(filter(None, (why_not(targets, n) for n in group)), None)
         else:
-            why = _cheap_why_not(targets, name) if asked == AUTO else None
+            why = why_not(targets, name, cheap=True) if asked == AUTO else None
         if why:
             skipped.append((name, why))
             continue

@@ -1,18 +1,16 @@
-"""What a snippet's run changed in the project: the second line, behind the sandbox
-(sandbox.py), which keeps the project read-only to a run.
+"""What a snippet's run changed in the project: the second line, behind the sandbox.
 
-Standard library only. Before each run the recorder notes the project: every byte of the
-snippets and of the recording stores (kept, so they can be put back), and the size,
-modification and change times of every other file, tools' folders left out. After the run it looks
-again; a run that changed anything is refused, the stores are put back as they were, and
-the message names every file. Where a run goes unsandboxed, ``.git`` and the build's
-``.cache`` are watched too: a changed cache is removed (the build makes it again, and never
-renders or runs what a snippet put there); a changed ``.git`` is named, for the user to look
-at, since it cannot be put back.
+Standard library only. Before each run the recorder keeps every byte of the snippets and the
+recording stores, and notes the size and times of every other file (tools' folders left out).
+A run that changed anything is refused, the stores are put back, and the message names every
+file. Unsandboxed, ``.git`` and the build's ``.cache`` are watched too: a changed cache is removed
+(the build makes it again, and never renders or runs what a snippet put there); a changed
+``.git`` is named, for the user to look at, since it cannot be put back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Mapping
@@ -20,23 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: Folders of tools, not of the project: caches, environments, builds, version control.
-TOOLS = frozenset(
-    {
-        ".git",
-        ".venv",
-        "venv",
-        "site",
-        ".cache",
-        "__pycache__",
-        ".pytest_cache",
-        ".hypothesis",
-        ".mypy_cache",
-        ".ruff_cache",
-        "node_modules",
-        "build",
-    }
-)
-
+_CACHES = {".cache", "__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache"}
+TOOLS = frozenset({".git", ".venv", "venv", "site", "node_modules", "build", *_CACHES})
 
 #: What an unsandboxed run could turn against the user: git's hooks and the build's caches.
 WATCHED_UNSANDBOXED = frozenset({".git", ".cache"})
@@ -61,27 +44,21 @@ def _files(folder: Path, skip: frozenset[Path], tools: frozenset[str]) -> list[P
 
 
 def take(root: Path, kept: list[Path], skip: tuple[Path, ...] = (), sandboxed: bool = True) -> Snapshot:
-    """The project under ``root`` now: the folders in ``kept`` byte for byte, the rest by
-    size and time; ``skip`` (a run's temporary folder, say) is not looked at, nor are the
-    tools' folders, but for ``.git`` and ``.cache`` when the run is not ``sandboxed``."""
+    """The project under ``root`` now: the folders in ``kept`` byte for byte, the rest by size and
+    time; not ``skip``, nor the tools' folders (but ``.git`` and ``.cache`` when not ``sandboxed``)."""
     tools = TOOLS if sandboxed else TOOLS - WATCHED_UNSANDBOXED
     root = Path(root).resolve()
     skipped = frozenset(Path(p).resolve() for p in skip)
     folders = [Path(k).resolve() for k in kept]
     contents: dict[Path, bytes] = {}
-    for folder in folders:
-        for path in _files(folder, skipped, tools):
-            try:
-                contents[path] = path.read_bytes()
-            except OSError:
-                continue
+    for path in (p for folder in folders for p in _files(folder, skipped, tools)):
+        with contextlib.suppress(OSError):  # a file gone meanwhile is simply not kept
+            contents[path] = path.read_bytes()
     seen: dict[Path, tuple[int, int, int]] = {}
     for path in _files(root, skipped | frozenset(folders), tools):
-        try:
+        with contextlib.suppress(OSError):
             st = path.lstat()
-        except OSError:
-            continue
-        seen[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            seen[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return Snapshot(root, contents, seen)
 
 
@@ -108,8 +85,8 @@ def _diff(old: Mapping[Path, object], new: Mapping[Path, object]) -> list[tuple[
 
 
 def restore(before: Snapshot, after: Snapshot) -> list[str]:
-    """Put the kept folders back as they were: files changed or removed are rewritten, files
-    added are removed; remove the build's caches if they changed. What was done, in words."""
+    """Put the kept folders back as they were, and remove the build's caches if they changed;
+    returns what else was done, in words."""
     done = []
     cache = before.root / ".cache"
     if any(p.is_relative_to(cache) for p, _ in _diff(before.seen, after.seen)):

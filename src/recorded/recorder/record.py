@@ -1,9 +1,8 @@
 """Decide what to record, run it, and keep the store consistent.
 
-Standard library only. The rules: only missing, stale, failed or unreadable recordings
-run (everything with ``force``); a failed or timed-out run never replaces a good
-recording; each finished recording is written at once, so an interrupted session keeps
-what it finished.
+Standard library only. Only missing, stale, failed or unreadable recordings run (everything with
+``force``); a failed or timed-out run never replaces a good recording; each finished recording is
+written at once, so an interrupted session keeps what it finished.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -31,6 +31,8 @@ BUSY_RETRIES, BUSY_WAIT_S = 3, 2.0
 
 #: States that a plain (incremental) run brings up to date.
 TO_RECORD = {State.MISSING, State.STALE, State.FAILED, State.INVALID}
+
+OtherLoad = Callable[[], tuple[float, str] | None]
 
 
 def plan(store: Store, snippets: list[Snippet], targets: tuple[str, ...]) -> list[Status]:
@@ -60,119 +62,39 @@ def record(
     machine_for: Callable[[str], dict] | None = None,
     on_run: Callable[[Recording, bool], None] | None = None,
     refuse_busy: bool = False,
-    other_load: Callable[[], tuple[float, str] | None] | None = None,
+    other_load: OtherLoad | None = None,
     admit: Callable[[str, Machine], None] | None = None,
     runs: int = 1,
 ) -> tuple[list[Recording], list[Status]]:
-    """Run the items in order. Returns the recordings made and the items that failed.
+    """Run the items in order; returns the recordings made and the items that failed.
 
-    Before the first run on a target, the target's check must pass (see
-    ``runner.check``); if it fails, TargetCheckFailed is raised and nothing more is
-    recorded. Around a timing snippet's run, the share of the CPUs used by other work is
-    measured and stored; above ``busy.LIMIT`` it is a warning, and with ``refuse_busy``
-    the run is not made (still busy before, after a few tries) or not kept (busy after).
-    A timing snippet runs ``runs`` times, each in a fresh process; the recording shows the
-    first run and keeps what every other one printed (``Recording.runs``). A failed run ends
-    the recording as a failure.
-    Progress goes to ``out``, by default to ``sys.stderr`` as it is at call time (not at
-    import time), so a redirected stderr receives it. ``on_run(recording, written)`` is
-    called after every run, also for a failed run that was not written because a good
-    recording is kept, and before the next run starts (so a caller keeps what finished
-    before a Ctrl-C). ``admit(target, machine)`` may refuse a target's machine, by raising,
-    before its first run: one tab, one machine (see admit.py).
+    Before the first run on a target its check must pass (else TargetCheckFailed), and
+    ``admit(target, machine)`` may refuse the machine by raising: one tab, one machine. A timing
+    snippet runs ``runs`` times, each in a fresh process, and stores how busy the machine was
+    around it (``refuse_busy``: a busy run is not made or not kept). ``on_run(recording,
+    written)`` is called after each recording, before the next run starts, so a caller keeps
+    what finished before a Ctrl-C. Progress goes to ``out`` (``sys.stderr`` at call time).
     """
-    if out is None:
-        out = sys.stderr
-    other_load = other_load or busy_.other_load
+    out = out or sys.stderr
+    session = _Session(store, python, other_load or busy_.other_load, refuse_busy, out)
     machines: dict[str, Machine] = {}
-
-    def machine(target: str) -> Machine:
-        """Who records on target, after its check proved the machine is what it claims."""
-        if target not in machines:
-            t = store.targets.get(target)
-            printed = runner.check(t, python)  # raises TargetCheckFailed: nothing is written
-            if machine_for:
-                info = dict(machine_for(target))
-            else:
-                env = runner.target_env(t, Path(tempfile.gettempdir()))
-                info = this_machine.machine(store.root, env, python, t.device)
-            info["target"] = {
-                "name": t.name,
-                "description": t.description,
-                "env": dict(t.env),
-                "check": printed,
-            }
-            if admit:
-                admit(target, Machine(info))  # raises before anything is recorded on target
-            machines[target] = Machine(info)
-        return machines[target]
-
     made, failed = [], []
-    previous: dict | None = None  # how busy the machine was just after the last run
     for n, item in enumerate(items, 1):
         s, t = item.snippet, item.target
-        info = machine(t)
+        if t not in machines:
+            machines[t] = _machine(store, t, python, machine_for, admit)
         print(f"[{n}/{len(items)}] {s.name} {t}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
-        limit = timeout or s.timeout or DEFAULT_TIMEOUT
-        # A timing snippet runs several times, each in a fresh process: the spread between
-        # runs, which the spread inside one run does not show.
-        count = runs if s.timing else 1
-        done: list[tuple[RunResult, dict | None]] = []
-        refused = ""
         started = dt.datetime.now(dt.UTC)
-        for k in range(count):
-            label = f" run {k + 1}/{count}:" if count > 1 else ""
-            result, load, refused = _run_once(store, item, limit, python, other_load, refuse_busy, previous)
-            previous = load
-            if refused:
-                print(f"{label} refused: {refused}", file=out, flush=True)
-                break
-            assert result is not None
-            busy_note = f" ({busy_.describe(load)})" if load else ""
-            print(
-                f"{label} {result.duration_s:.1f} s {result.status}{busy_note}", end="", flush=True, file=out
-            )
-            if load is not None and too_busy(load):
-                print(
-                    f"\n    warning: other work used more than {LIMIT * 100:.0f}% of the CPUs around "
-                    "this timing run; its figures may be off"
-                    + (
-                        "; not kept (--refuse-busy), the default; --keep-busy keeps such runs"
-                        if refuse_busy
-                        else "; kept (--keep-busy; --refuse-busy, the default, would not keep it)"
-                    ),
-                    end="",
-                    file=out,
-                )
-                if refuse_busy:
-                    refused = "the machine was busy during the run"
-                    break
-            done.append((result, load))
-            if result.status != "ok":
-                break  # a failed run is the recording: the others are not made
+        # A timing snippet runs several times, each in a fresh process: the spread between runs,
+        # which the spread inside one run does not show.
+        done, refused = session.runs(item, runs if s.timing else 1, timeout or s.timeout or DEFAULT_TIMEOUT)
         print(file=out, flush=True)
         if refused or not done:
             failed.append(item)
             if fail_fast and "changed files in the project" in refused:
                 break
             continue
-        first, load = done[-1] if done[-1][0].status != "ok" else done[0]
-        rec = Recording(
-            snippet=s.name,
-            target=t,
-            sha256=hashlib.sha256(first.source).hexdigest(),
-            code_sha256=code_sha256(first.source),
-            status=first.status,
-            exit_code=first.exit_code,
-            stdout=first.stdout,
-            stderr=first.stderr,
-            duration_s=first.duration_s,
-            recorded_at=utc_stamp(started),
-            machine=info,
-            busy=load,
-            runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]] if first.status == "ok" else [],
-            code=first.source.decode("utf-8", errors="replace"),
-        )
+        rec = _recording(item, done, started, machines[t])
         written = rec.ok or not (item.recording and item.recording.ok)
         if written:
             store.write(rec)
@@ -190,61 +112,132 @@ def record(
     return made, failed
 
 
-def _run_once(
-    store: Store,
-    item: Status,
-    limit: float,
-    python: str,
-    other_load: Callable[[], tuple[float, str] | None],
-    refuse_busy: bool,
-    previous: dict | None = None,
-) -> tuple[RunResult | None, dict | None, str]:
-    """One fresh run of the item's snippet: its result, how busy the machine was around it (a
-    timing snippet), and why it was refused (busy before it, or it changed the project).
-    ``previous``: how busy it was around the run just before; what that one measured after
-    it, a moment ago, is this one's "before" (the window is not spent twice)."""
-    s = item.snippet
-    load: dict | None = None
-    if s.timing:
-        after = (previous or {}).get("after")
-        load = (
-            {"before": after, "how": previous["how"], "cpus": previous["cpus"]}
-            if previous and after is not None
-            else _measure(other_load, "before")
-        )
-        for _ in range(BUSY_RETRIES if refuse_busy else 0):  # a passing burst may end
-            if not too_busy(load):
-                break
-            time.sleep(BUSY_WAIT_S)
-            load = _measure(other_load, "before")
-        if refuse_busy and too_busy(load):
-            why = f"the machine is busy ({busy_.describe(load)}, the limit is {LIMIT * 100:.0f}%); nothing recorded"
+def _machine(store: Store, target: str, python: str, machine_for, admit) -> Machine:
+    """Who records on target, after its check proved the machine is what it claims."""
+    t = store.targets.get(target)
+    printed = runner.check(t, python)  # raises TargetCheckFailed: nothing is written
+    if machine_for:
+        info = dict(machine_for(target))
+    else:
+        env = runner.target_env(t, Path(tempfile.gettempdir()))
+        info = this_machine.machine(store.root, env, python, t.device)
+    info["target"] = {"name": t.name, "description": t.description, "env": dict(t.env), "check": printed}
+    if admit:
+        admit(target, Machine(info))  # raises before anything is recorded on target
+    return Machine(info)
+
+
+@dataclass
+class _Session:
+    store: Store
+    python: str
+    other_load: OtherLoad
+    refuse_busy: bool
+    out: TextIO
+    #: How busy the machine was around the last run: what it measured after that run, a moment
+    #: ago, is the next one's "before" (the window is not spent twice).
+    previous: dict | None = None
+
+    def runs(self, item: Status, count: int, limit: float) -> tuple[list[tuple[RunResult, dict | None]], str]:
+        """The item's runs, each with how busy the machine was around it, and why they were refused."""
+        done: list[tuple[RunResult, dict | None]] = []
+        for k in range(count):
+            label = f" run {k + 1}/{count}:" if count > 1 else ""
+            result, self.previous, refused = self.once(item, limit)
+            if refused:
+                print(f"{label} refused: {refused}", file=self.out, flush=True)
+                return done, refused
+            assert result is not None
+            load = self.previous
+            noted = f" ({busy_.describe(load)})" if load else ""
+            print(
+                f"{label} {result.duration_s:.1f} s {result.status}{noted}", end="", flush=True, file=self.out
+            )
+            if load is not None and too_busy(load):
+                print(
+                    f"\n    warning: other work used more than {LIMIT * 100:.0f}% of the CPUs around "
+                    "this timing run; its figures may be off"
+                    + (
+                        "; not kept (--refuse-busy), the default; --keep-busy keeps such runs"
+                        if self.refuse_busy
+                        else "; kept (--keep-busy; --refuse-busy, the default, would not keep it)"
+                    ),
+                    end="",
+                    file=self.out,
+                )
+                if self.refuse_busy:
+                    return done, "the machine was busy during the run"
+            done.append((result, load))
+            if result.status != "ok":
+                break  # a failed run is the recording: the others are not made
+        return done, ""
+
+    def once(self, item: Status, limit: float) -> tuple[RunResult | None, dict | None, str]:
+        """One fresh run: its result, how busy the machine was around it (a timing snippet), and
+        why it was refused (busy before it, or it changed the project)."""
+        store, previous = self.store, self.previous
+        load: dict | None = None
+        if item.snippet.timing:
+            after = (previous or {}).get("after")
+            load = (
+                {"before": after, "how": previous["how"], "cpus": previous["cpus"]}
+                if previous and after is not None
+                else self.measure("before")
+            )
+            for _ in range(BUSY_RETRIES if self.refuse_busy else 0):  # a passing burst may end
+                if not too_busy(load):
+                    break
+                time.sleep(BUSY_WAIT_S)
+                load = self.measure("before")
+            if self.refuse_busy and too_busy(load):
+                why = f"the machine is busy ({busy_.describe(load)}, the limit is {LIMIT * 100:.0f}%); nothing recorded"
+                return None, load, why
+        stores = [store.snippets_dir, store.recordings_dir]
+        contained = sandbox.required()
+        before = guard.take(store.root, stores, sandboxed=contained)
+        target, limits = store.targets.get(item.target), sandbox.Limits.of(store.settings)
+        result = runner.run_snippet(item.snippet, target, limit, python=self.python, limits=limits)
+        after = guard.take(store.root, stores, sandboxed=contained)
+        if load is not None:
+            load.update(self.measure("after"))
+        if changed := guard.changes(before, after):
+            done = guard.restore(before, after)
+            why = (
+                f"the run changed files in the project ({', '.join(changed)}); a snippet must not write "
+                "into the project, so nothing it printed is kept and "
+                f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back"
+                + "".join(f"; {d}" for d in done)
+                + " (if you changed those files yourself while it ran, record it again)"
+            )
             return None, load, why
-    stores = [store.snippets_dir, store.recordings_dir]
-    contained = sandbox.required()
-    before = guard.take(store.root, stores, sandboxed=contained)
-    result = runner.run_snippet(
-        s, store.targets.get(item.target), limit, python=python, limits=sandbox.Limits.of(store.settings)
+        return result, load, ""
+
+    def measure(self, when: str) -> dict:
+        if (measured := self.other_load()) is None:
+            return {when: None}
+        share, how = measured
+        return {when: round(share, 3), "how": how, "cpus": busy_.cpus()}
+
+
+def _recording(
+    item: Status, done: list[tuple[RunResult, dict | None]], started, machine: Machine
+) -> Recording:
+    """The recording of the item's runs: the first one, with what the others printed; or the
+    failed one, alone."""
+    first, load = done[-1] if done[-1][0].status != "ok" else done[0]
+    return Recording(
+        snippet=item.snippet.name,
+        target=item.target,
+        sha256=hashlib.sha256(first.source).hexdigest(),
+        code_sha256=code_sha256(first.source),
+        status=first.status,
+        exit_code=first.exit_code,
+        stdout=first.stdout,
+        stderr=first.stderr,
+        duration_s=first.duration_s,
+        recorded_at=utc_stamp(started),
+        machine=machine,
+        busy=load,
+        runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]] if first.status == "ok" else [],
+        code=first.source.decode("utf-8", errors="replace"),
     )
-    after = guard.take(store.root, stores, sandboxed=contained)
-    if load is not None:
-        load.update(_measure(other_load, "after"))
-    if changed := guard.changes(before, after):
-        done = guard.restore(before, after)
-        why = (
-            f"the run changed files in the project ({', '.join(changed)}); a snippet must not write "
-            "into the project, so nothing it printed is kept and "
-            f"{store.shown(store.snippets_dir)}/ and {store.shown(store.recordings_dir)}/ were put back"
-            + "".join(f"; {d}" for d in done)
-            + " (if you changed those files yourself while it ran, record it again)"
-        )
-        return None, load, why
-    return result, load, ""
-
-
-def _measure(other_load: Callable[[], tuple[float, str] | None], when: str) -> dict:
-    measured = other_load()
-    if measured is None:
-        return {when: None}
-    share, how = measured
-    return {when: round(share, 3), "how": how, "cpus": busy_.cpus()}

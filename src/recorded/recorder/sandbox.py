@@ -1,21 +1,17 @@
 """The sandbox every snippet runs in: bubblewrap (``bwrap``, what Flatpak uses).
 
-Standard library only. A run sees the whole machine read-only (the project, its ``.git``
-and ``.cache`` included), writes only to its own working folder and its own temporary folder
-(``TMPDIR``; both removed after the run), has no network (a new network namespace holds only loopback), and lives in
-a new PID namespace: when the snippet ends every process it started ends with it, and when
-the recorder dies, even by SIGKILL, bubblewrap's ``--die-with-parent`` ends the sandbox.
-A CPU kind sees a minimal ``/dev``; a kind with a device sees the machine's, so the GPU
-works. Around the sandbox, resource limits bound the memory a run may take and the size of
-any file it writes (``Limits``, ``[tool.recorded] memory-gib`` and ``file-size-mib``).
+Standard library only. A run sees the whole machine read-only (the project, its ``.git`` and
+``.cache`` included), writes only to its own working and temporary folders (removed after it), has
+no network (a new network namespace), and lives in a new PID namespace: every process it started
+ends with it, and ``--die-with-parent`` ends the sandbox when the recorder dies, even by SIGKILL.
+A CPU kind sees a minimal ``/dev``; a kind with a device sees the machine's. Resource limits bound
+its memory and the size of any file it writes (``Limits``).
 
-Where bubblewrap cannot run (not installed; user namespaces off, as AppArmor on Ubuntu 24.04
-has them unless its ``bwrap-userns-restrict`` profile is loaded or
-``kernel.apparmor_restrict_unprivileged_userns=0``; Docker's default seccomp profile), the
-probe says why in one line, and a run is refused unless unsandboxed runs are accepted:
-``--allow-unsandboxed``, or ``RECORDED_ALLOW_UNSANDBOXED=1`` for the tests and the build.
-An unsandboxed run still gets the limits, its own folders and a supervisor that ends every
-process it leaves (runner.py), but it can write wherever its user can.
+Where bubblewrap cannot run (not installed; user namespaces restricted by AppArmor on Ubuntu 24.04
+or by Docker's default seccomp profile), a run is refused unless unsandboxed runs are accepted
+(``--allow-unsandboxed``, or ``RECORDED_ALLOW_UNSANDBOXED=1``). Such a run still gets the limits,
+its own folders and a supervisor that ends every process it leaves, but can write wherever its
+user can.
 """
 
 from __future__ import annotations
@@ -24,6 +20,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,21 +37,18 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one run may take: memory (its private writable memory, RLIMIT_DATA) and the size
-    of any one file it writes (RLIMIT_FSIZE)."""
+    """What one run may take: its private writable memory (RLIMIT_DATA), any one file (RLIMIT_FSIZE)."""
 
     memory_bytes: int = 8 << 30
     file_bytes: int = 1 << 30
 
     @classmethod
     def of(cls, settings: Settings) -> Limits:
-        """The limits a project sets (``[tool.recorded] memory-gib``, ``file-size-mib``)."""
         return cls(int(settings.memory_gib * 2**30), int(settings.file_size_mib * 2**20))
 
     def around(self, python: str, argv: Sequence[str]) -> list[str]:
-        """``argv`` started under these limits, soft and hard, so the run cannot raise them:
-        a few lines of Python that set them and become ``argv`` (``exec``). On Linux they
-        also tie its life to this process's (PR_SET_PDEATHSIG, kept across the exec), so a
+        """``argv`` under these limits, soft and hard, so the run cannot raise them. On Linux its
+        life is also tied to this process's (PR_SET_PDEATHSIG, kept across the exec), so a
         recorder killed before bubblewrap's own --die-with-parent takes hold leaves nothing."""
         limits = [str(self.memory_bytes), str(self.file_bytes), str(os.getpid())]
         return [python, "-I", "-S", "-c", _LIMITED, *limits, *argv]
@@ -76,34 +70,19 @@ os.execvp(sys.argv[4], sys.argv[4:])
 
 
 def _base(bwrap: str, device: bool) -> list[str]:
-    return [
-        bwrap,
-        "--die-with-parent",
-        "--unshare-all",
-        "--new-session",
-        "--ro-bind",
-        "/",
-        "/",
-        *(["--dev-bind", "/dev", "/dev"] if device else ["--dev", "/dev"]),
-        "--proc",
-        "/proc",
-    ]
+    isolated = [bwrap, "--die-with-parent", "--unshare-all", "--new-session", "--ro-bind", "/", "/"]
+    return [*isolated, *(["--dev-bind", "/dev", "/dev"] if device else ["--dev", "/dev"]), "--proc", "/proc"]
 
 
 @functools.cache
 def why_not() -> str | None:
-    """Why snippets cannot run sandboxed on this machine, in one line; None when they can.
-    Asked once per process: it starts bubblewrap once."""
+    """Why snippets cannot run sandboxed on this machine, in one line; None when they can."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed (Debian and Ubuntu: apt-get install bubblewrap)"
     try:
         done = subprocess.run(
-            [*_base(bwrap, False), "--", "true"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
+            [*_base(bwrap, False), "--", "true"], check=False, capture_output=True, text=True, timeout=30
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap could not start ({exc})"
@@ -119,17 +98,13 @@ def why_not() -> str | None:
     return f"bubblewrap cannot make a sandbox here ({said}){hint}"
 
 
-def allowed_unsandboxed() -> bool:
-    return os.environ.get(ALLOW_UNSANDBOXED, "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def required() -> bool:
     """Whether runs go in the sandbox: yes where it works; where it does not, no if unsandboxed
     runs were accepted, else SandboxUnavailable saying why and what to do."""
     why = why_not()
     if why is None:
         return True
-    if allowed_unsandboxed():
+    if os.environ.get(ALLOW_UNSANDBOXED, "").strip().lower() in ("1", "true", "yes", "on"):
         return False
     raise SandboxUnavailable(
         f"snippets run in a sandbox, and {why}. Nothing was run. Install or allow bubblewrap, or "
@@ -141,9 +116,8 @@ def required() -> bool:
 def contained(
     argv: Sequence[str], cwd: Path, device: bool = False, writable: Sequence[Path] = ()
 ) -> list[str]:
-    """``argv`` in the sandbox where runs go in it (``required``), else as it is: for the
-    project's own code around a snippet's run (a target's check, a probe, the tests'
-    notebook kernel)."""
+    """``argv`` in the sandbox where runs go in it, else as it is: for the project's own code
+    around a snippet's run (a target's check, a probe, the tests' notebook kernel)."""
     return command(argv, cwd, writable, device) if required() else list(argv)
 
 
@@ -154,8 +128,7 @@ def command(
     device: bool = False,
     more: Sequence[str] = (),
 ) -> list[str]:
-    """``argv`` inside the sandbox, starting in ``cwd``, which it may write to, as to each
-    folder of ``writable`` (its temporary folder, say); every other path is read-only.
+    """``argv`` inside the sandbox, in ``cwd``; it may write there and to ``writable``, nowhere else.
     ``more``: further bubblewrap arguments, after those binds (a read-only file inside one)."""
     bwrap = shutil.which("bwrap") or "bwrap"
     binds: list[str] = []
@@ -163,3 +136,70 @@ def command(
         folder.mkdir(parents=True, exist_ok=True)  # bubblewrap binds only what exists
         binds += ["--bind", str(folder), str(folder)]
     return [*_base(bwrap, device), *binds, *more, "--chdir", str(cwd), "--", *argv]
+
+
+# Unsandboxed on Linux, the snippet starts under this supervisor, which gives it what the
+# sandbox's PID namespace and --die-with-parent give it otherwise: SIGKILL when the recorder dies
+# (even by SIGKILL), and it is the subreaper of everything the snippet starts, so a process that
+# escapes with a new session or a double fork comes back to it. When the snippet ends, or on
+# SIGTERM (a timeout, Ctrl-C), it kills and reaps every process left below it, then ends as the
+# snippet ended: a leftover would skew the next timings and hold the output pipe open.
+_SUPERVISE = """
+import contextlib, ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):  # the recorder died before the request took hold
+    sys.exit(137)
+libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+me = os.getpid()
+
+def children():
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError), open(f"/proc/{entry}/stat", "rb") as f:
+            if int(f.read().rsplit(b")", 1)[1].split()[1]) == me:  # its parent
+                found.append(int(entry))
+    return found
+
+def end_all():
+    for _ in range(1000):
+        if not (left := children()):
+            return
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in left:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+def stop(signum, frame):
+    end_all()
+    os._exit(128 + signum)
+
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)
+snippet = os.fork()
+if snippet == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    libc.prctl(1, signal.SIGKILL)  # the snippet dies with its supervisor
+    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+_, status = os.waitpid(snippet, 0)
+end_all()
+if os.WIFSIGNALED(status):  # end as the snippet did, so the recorder names the signal
+    if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(me, os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status))
+"""
+
+
+def snippet_command(
+    python: str, script: Path, work: Path, writable: list[Path], device: bool, binds: list[str]
+) -> list[str]:
+    """A snippet's command: in the sandbox, or, unsandboxed, under the supervisor."""
+    if required():
+        return command([python, str(script)], work, writable, device, binds)
+    if sys.platform.startswith("linux"):
+        return [python, "-c", _SUPERVISE, str(os.getpid()), str(script)]
+    return [python, str(script)]  # elsewhere the process group still catches the rest

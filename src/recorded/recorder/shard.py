@@ -3,6 +3,7 @@ recorded durations, the same on every runner. Standard library only."""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from ..model.snippets import Snippet
@@ -14,13 +15,10 @@ def split(items: list[Status], index: int, count: int) -> list[Status]:
     """The items that runner ``index`` of ``count`` (1-based) takes, in their given order.
 
     Deterministic, so every runner computes the same split from the same checkout: greedy
-    longest-processing-time on the last recorded duration of each item (a stale or failed
-    recording's duration counts too); an item without one counts as the median of the
-    known durations, or 1 s when none is known. The longest item goes first, to the
-    runner with the least work so far (the lowest number on a tie); equal durations go in
-    order of snippet name. Items of different targets are split separately, and items not
-    applicable to their target take part in no shard. The ``count`` shards together hold
-    every applicable item exactly once.
+    longest-processing-time on each item's last recorded duration (``weights``); the longest
+    item goes to the runner with the least work so far (the lowest number on a tie), equal
+    durations in order of snippet name. Each target is split separately; items not applicable
+    to their target take part in no shard.
     """
     if not 1 <= index <= count:
         raise ValueError(f"shard {index}/{count}: need 1 <= I <= N")
@@ -39,8 +37,8 @@ def split(items: list[Status], index: int, count: int) -> list[Status]:
 
 @dataclass(frozen=True)
 class Shard:
-    """Shard ``index`` of ``count`` on one target, computed once and passed to whoever needs
-    it: the recorder runs its items, --list and --check show them, each says what it takes."""
+    """Shard ``index`` of ``count`` on one target, computed once: the recorder runs its items,
+    --list and --check show them."""
 
     index: int
     count: int
@@ -77,11 +75,8 @@ def take(published: Store, snippets: list[Snippet], target: str, which: tuple[in
 
 
 def weights(items: list[Status]) -> dict[int, float]:
-    """Seconds each item is expected to take, by ``id(item)``: see ``split``."""
-    known = sorted(i.last_duration for i in items if i.last_duration is not None)
-    if known:
-        mid = len(known) // 2
-        guess = known[mid] if len(known) % 2 else (known[mid - 1] + known[mid]) / 2
-    else:
-        guess = 1.0
+    """Seconds each item is expected to take, by ``id(item)``: its last recorded duration (a
+    stale or failed one's too), else the median of the known ones, or 1 s when none is known."""
+    known = [i.last_duration for i in items if i.last_duration is not None]
+    guess = statistics.median(known) if known else 1.0
     return {id(i): (i.last_duration if i.last_duration is not None else guess) for i in items}

@@ -1,9 +1,5 @@
-"""Which machine made a recording: CPU and the features that decide 16-bit speed on it,
-the target's device (as its own probe describes it), library versions and the git commit.
-
-Standard library only; torch and numpy versions come from a probe run in the same
-interpreter and environment as the snippets.
-"""
+"""Which machine made a recording: its CPU, the target's device (as its own probe describes it),
+library versions (probed in the snippets' interpreter and environment) and the git commit."""
 
 from __future__ import annotations
 
@@ -17,7 +13,7 @@ from pathlib import Path
 from ..config import targets
 from ..config.devices import Device
 from ..model import machines
-from . import runner, sandbox
+from . import runner
 
 
 def _run(cmd: list[str], **kw) -> str | None:
@@ -46,15 +42,7 @@ def _last_json(
 ):
     try:
         with runner.folder("probe") as tmp:
-            done = subprocess.run(
-                sandbox.contained([python, "-c", script], Path(tmp), device),
-                cwd=tmp,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=False,
-            )
+            done = runner.run_code(python, script, Path(tmp), env, device)
     except (OSError, subprocess.SubprocessError) as exc:
         raise error(f"could not run {what} with {python} ({exc})") from None
     last = (done.stdout.strip().splitlines() or [""])[-1]
@@ -76,8 +64,8 @@ class ProbeFailed(targets.TargetError):
 
 
 def probe(env: dict[str, str], python: str = sys.executable, device: Device | None = None) -> dict:
-    """Library versions as the snippets will see them, and ``device`` as its probe describes
-    it (under "gpu", the name recordings have always used; None without a device)."""
+    """Library versions as the snippets see them, and ``device`` as its probe describes it (under
+    "gpu", the name recordings have always used; None without a device)."""
     info = _last_json(python, _VERSIONS, env, "the version probe", RuntimeError)
     info["gpu"] = None
     if device is not None:
@@ -113,10 +101,7 @@ def machine(
     return {
         "os": platform.platform(),
         "cpu": machines.this_cpu(flags),
-        "gpu": info["gpu"],
-        "python": info["python"],
-        "torch": info["torch"],
-        "numpy": info["numpy"],
+        **{key: info[key] for key in ("gpu", "python", "torch", "numpy")},
         "git": git(root),
         # Each run gets an empty TORCHINDUCTOR_CACHE_DIR: its model is compiled afresh (torch's
         # precompiled C++ header, a machine's once-only cost, is shared: runner._precompiled).
