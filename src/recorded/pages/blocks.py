@@ -8,24 +8,19 @@
         - "vectorised at least 10x faster here: True"
     ///
 
-The body is YAML that this module checks itself: pymdownx.blocks drops a block whose
-header options fail validation without a word, and a claim silently dropped is a claim
-never checked.
-
-``read`` is the one reader of a page's blocks and fences. The Markdown extension, the
-Sybil parser, the notebook builder and the benchmark all take their blocks from it, so
-the site, the tests and the notebook cannot disagree on which blocks a page has, where
-they end or what they claim. Its rules are the renderers': a fence opens and closes as
-in Sybil's Markdown fence lexer (its pattern, its closing test), a block ends as in
-pymdownx.blocks (on a line of as many slashes as its header has). A block that is
-indented, or nested in an admonition, a list, a tab or another block, is found and
-marked ``nested``, so that each reader reports it instead of skipping it in silence.
+The body is YAML checked here: pymdownx.blocks drops a block whose header options fail
+validation without a word, and a claim silently dropped is never checked. ``read`` is the one
+reader of a page's blocks and fences (the extension, Sybil, the notebook and the benchmark
+all use it), with the renderers' rules: fences as Sybil's Markdown lexer opens and closes
+them, a block's end as pymdownx.blocks finds it. A block indented or nested in anything is
+found and marked ``nested``, so that each reader reports it instead of skipping it.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -35,8 +30,8 @@ from ..config import targets as targets_
 
 NAME = "recorded"
 KEYS = ("expect", "expect_on", "highlight", "unfold")
-#: A block's header, wherever it stands: at the left margin (``prefix`` empty) it is a block;
-#: after indentation, ``>`` or a list marker it is one nested in something else.
+#: A block's header: at the left margin (``prefix`` empty) a block, after indentation, ``>``
+#: or a list marker one nested in something else.
 HEADER = re.compile(
     rf"^(?P<prefix>[ \t>]*(?:(?:[-*+]|\d+[.)])[ \t]+)?)(?P<slashes>/{{3,}})[ \t]*"
     rf"(?i:{NAME})(?![\w-])[ \t]*(?:\|[ \t]*(?P<argument>.*?))?[ \t]*$"
@@ -44,9 +39,7 @@ HEADER = re.compile(
 #: Any pymdownx.blocks header (admonition, details, tab, ...) and any block's end, as pymdownx reads them.
 _ANY_HEADER = re.compile(r"^[ ]{0,3}(?P<slashes>/{3,})[ ]*[\w-]+")
 _END = re.compile(r"^[ ]{0,3}(?P<slashes>/{3,})[ ]*$")
-#: Sybil's Markdown fence (sybil.parsers.markdown.lexers.FENCE), read a line at a time: a fence may
-#: follow indentation, ``>`` quoting or a list marker, and only a fence of the same prefix length,
-#: character and at least its length, with nothing after it, closes it.
+#: Sybil's Markdown fence (sybil.parsers.markdown.lexers.FENCE), read a line at a time.
 FENCE = re.compile(
     r"^(?P<prefix>(?:[ \t]*>)+[ \t]*|[ \t]*(?:[-*+]|\d+[.)])[ \t]+|[ \t]*)"
     r"(?P<fence>`{3,}|~{3,})(?P<trailing>.*)$"
@@ -64,15 +57,13 @@ class Block:
     expect_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: The snippet's regions this block shows open: where a page teaches what they hold.
     unfold: tuple[str, ...] = ()
-    #: The claims the prose points to, each as written under expect or expect_on: only
-    #: their lines are marked on the page (every claim is checked all the same).
+    #: The claims whose lines the page marks, each as written under expect or expect_on.
     highlight: tuple[str, ...] = ()
     #: Line of each claim, counted from the block's first body line (0), for messages.
     claim_lines: dict[str, int] = field(default_factory=dict, compare=False)
 
     def claims_for(self, target: str) -> tuple[tuple[str, ...], ...]:
-        """What a recording on ``target`` must print: the ``expect`` lines in order, and
-        separately the target's own lines in order (the two lists may interleave)."""
+        """The ``expect`` lines in order, and separately the target's own (they may interleave)."""
         return tuple(group for group in (self.expect, self.expect_on.get(target, ())) if group)
 
 
@@ -92,9 +83,8 @@ def _lines(value, where: str) -> tuple[str, ...]:
 def parse(
     argument: str | None, body: str, targets: tuple[str, ...] | None = None, first_line: int | None = None
 ) -> Block:
-    """Read a block's claims; ``expect_on`` may name only the project's ``targets`` (by default,
-    those declared in the pyproject.toml of the current folder). ``first_line``: the page's
-    line of the body's first line, so a YAML error names the page's line."""
+    """Read a block's claims; ``expect_on`` may name only ``targets`` (by default the current
+    folder's pyproject.toml's). ``first_line``: the page's line of the body's first line."""
     if targets is None:
         targets = targets_.load(Path.cwd()).names
     snippet = (argument or "").strip()
@@ -104,19 +94,16 @@ def parse(
         data, node = _load(body) if body.strip() else ({}, None)
     except yaml.YAMLError as exc:
         raise BlockError(_yaml_problem(exc, body, first_line)) from None
-    if data is None:
-        data = {}
+    data = {} if data is None else data
     if not isinstance(data, dict):
         raise BlockError("its body must be YAML keys (expect:, expect_on:), not a bare value.")
-    unknown = [k for k in data if k not in KEYS]
-    if unknown:
+    if unknown := [k for k in data if k not in KEYS]:
         raise BlockError(f"unknown key(s) {unknown}; the keys are {list(KEYS)}.")
     expect = _lines(data.get("expect", []), "expect")
     on = data.get("expect_on", {}) or {}
     if not isinstance(on, dict):
         raise BlockError(f"expect_on must map a target ({', '.join(targets)}) to a list of lines.")
-    bad = [t for t in on if t not in targets]
-    if bad:
+    if bad := [t for t in on if t not in targets]:
         raise BlockError(
             f"expect_on names unknown target(s) {bad}; the targets are {list(targets)} "
             "(declared in pyproject.toml under [tool.recorded.targets])."
@@ -150,8 +137,7 @@ def _load(body: str) -> tuple[object, yaml.Node | None]:
 
 
 def _yaml_problem(exc: yaml.YAMLError, body: str, first_line: int | None) -> str:
-    """A YAML error in the page's words: where it is, on the page when its line is known, the
-    line itself, and what YAML found there."""
+    """A YAML error with its line (the page's when known), the line itself, and what YAML found."""
     mark = getattr(exc, "problem_mark", None)
     what = " ".join(str(getattr(exc, "problem", None) or exc).split())
     if mark is None:
@@ -180,8 +166,6 @@ def _claim_lines(node) -> dict[str, int]:
     return lines
 
 
-# -- the page reader ---------------------------------------------------------------------
-
 NESTED = (
     "it is indented or nested inside another block (an admonition, a list, a tab), where the "
     "tests and the notebook do not read it; start it at the left margin."
@@ -195,8 +179,6 @@ class Fence:
 
     start: int
     end: int | None
-    prefix: str
-    info: str
 
 
 @dataclass(frozen=True)
@@ -231,45 +213,21 @@ class Page:
         return {n for f in self.fences for n in range(f.start, (f.end or self.lines) + 1)}
 
 
-def read(text: str | list[str]) -> Page:
-    """Every ``/// recorded`` block of a page and every fenced example, in page order.
-
-    A header inside a fence is an example, not a block. A block's body ends at the first
-    line outside a fence with as many slashes as its header (pymdownx.blocks' rule).
-    """
-    lines = text.split("\n") if isinstance(text, str) else list(text)
-    found: list[Found] = []
-    fences: list[Fence] = []
-    generic: list[tuple[int, str]] = []  # open pymdownx blocks: (slash count, header line)
-    open_fence: re.Match[str] | None = None
-    fence_line = 0
-    number = 0
-    while number < len(lines):
-        line = lines[number]
-        number += 1
-        if open_fence is not None:
-            if _closes(FENCE.match(line), open_fence):
-                fences.append(_fence(open_fence, fence_line, number))
-                open_fence = None
-            continue
-        if m := FENCE.match(line):
-            open_fence, fence_line = m, number
-            continue
-        if h := HEADER.match(line):
-            end, body = _block_end(lines, number, h.group("prefix"), len(h.group("slashes")), fences)
-            inside = generic[-1][1] if generic else None
-            found.append(
-                Found(number, (h.group("argument") or "").strip(), body, end, h.group("prefix"), inside)
-            )
-            number = end if end is not None else len(lines)
-            continue
-        if (e := _END.match(line)) and generic and len(e.group("slashes")) == generic[-1][0]:
-            generic.pop()
-        elif g := _ANY_HEADER.match(line):
-            generic.append((len(g.group("slashes")), line.strip()))
-    if open_fence is not None:
-        fences.append(_fence(open_fence, fence_line, None))
-    return Page(tuple(found), tuple(sorted(fences, key=lambda f: f.start)), len(lines))
+def _with_fences(numbered: Iterator[tuple[int, str]], fences: list[Fence]) -> Iterator[tuple[int, str, bool]]:
+    """Each line with whether it belongs to a fenced example; each fence goes to ``fences``."""
+    opening: re.Match[str] | None = None
+    start = 0
+    for number, line in numbered:
+        m = FENCE.match(line)
+        fenced = opening is not None or m is not None
+        if opening is None and m:
+            opening, start = m, number
+        elif opening is not None and _closes(m, opening):
+            fences.append(Fence(start, number))
+            opening = None
+        yield number, line, fenced
+    if opening is not None:
+        fences.append(Fence(start, None))
 
 
 def _closes(m: re.Match[str] | None, opening: re.Match[str]) -> bool:
@@ -283,33 +241,47 @@ def _closes(m: re.Match[str] | None, opening: re.Match[str]) -> bool:
     )
 
 
-def _fence(m: re.Match[str], start: int, end: int | None) -> Fence:
-    return Fence(start, end, m.group("prefix"), m.group("trailing").strip())
+def read(text: str | list[str]) -> Page:
+    """Every ``/// recorded`` block of a page and every fenced example, in page order.
+
+    A header inside a fence is an example, not a block. A block's body ends at the first
+    line outside a fence with as many slashes as its header (pymdownx.blocks' rule).
+    """
+    lines = text.split("\n") if isinstance(text, str) else list(text)
+    found: list[Found] = []
+    fences: list[Fence] = []
+    generic: list[tuple[int, str]] = []  # open pymdownx blocks: (slash count, header line)
+    numbered = iter(enumerate(lines, 1))  # shared: a block's reader takes its lines from it
+    for number, line, fenced in _with_fences(numbered, fences):
+        if fenced:
+            continue
+        if h := HEADER.match(line):
+            prefix = h.group("prefix")
+            end, body = _block_end(numbered, prefix, len(h.group("slashes")), fences)
+            inside = generic[-1][1] if generic else None
+            found.append(Found(number, (h.group("argument") or "").strip(), body, end, prefix, inside))
+        elif (e := _END.match(line)) and generic and len(e.group("slashes")) == generic[-1][0]:
+            generic.pop()
+        elif g := _ANY_HEADER.match(line):
+            generic.append((len(g.group("slashes")), line.strip()))
+    return Page(tuple(found), tuple(sorted(fences, key=lambda f: f.start)), len(lines))
 
 
 def _block_end(
-    lines: list[str], header: int, prefix: str, slashes: int, fences: list[Fence]
+    numbered: Iterator[tuple[int, str]], prefix: str, slashes: int, fences: list[Fence]
 ) -> tuple[int | None, str]:
-    """The closing line of the block whose header is line ``header``, and its body.
-    Fenced lines in the body cannot close it (superfences hides them from pymdownx)."""
+    """Reads a block's lines up to its closing line: that line (None: never closed) and the body.
+    Fenced lines cannot close it (superfences hides them from pymdownx)."""
+    # A nested block's lines carry its indentation (or quoting): read them without it.
+    inner = (
+        (number, line[len(prefix) :] if not line[: len(prefix)].strip(" \t>") else line.lstrip())
+        for number, line in numbered
+    )
     body: list[str] = []
-    open_fence: re.Match[str] | None = None
-    fence_line = 0
-    for number in range(header + 1, len(lines) + 1):
-        line = lines[number - 1]
-        # A nested block's lines carry its indentation (or quoting): read them without it.
-        inner = line[len(prefix) :] if not line[: len(prefix)].strip(" \t>") else line.lstrip()
-        if open_fence is not None:
-            if _closes(FENCE.match(inner), open_fence):
-                fences.append(_fence(open_fence, fence_line, number))
-                open_fence = None
-        elif m := FENCE.match(inner):
-            open_fence, fence_line = m, number
-        elif (e := _END.match(inner)) and len(e.group("slashes")) == slashes:
+    for number, line, fenced in _with_fences(inner, fences):
+        if not fenced and (e := _END.match(line)) and len(e.group("slashes")) == slashes:
             return number, "\n".join(body)
-        body.append(inner)
-    if open_fence is not None:
-        fences.append(_fence(open_fence, fence_line, None))
+        body.append(line)
     return None, "\n".join(body)
 
 
@@ -319,25 +291,19 @@ def headers(lines: list[str]) -> list[tuple[int, str]]:
     return [(b.line, b.argument) for b in read(lines).blocks if not b.nested]
 
 
-def nearest_snippet(snippets_dir: Path, name: str) -> str | None:
-    """The existing snippet whose path is closest to a mistyped ``name``, if one is close."""
+def snippet_problem(error: Exception, snippets_dir: Path, name: str) -> str:
+    """A snippet error's message, naming the nearest existing snippet when the name is mistyped:
+    close as a whole and in the file's own name (`lesson/nope.py` is no typo of `lesson/x.py`)."""
     snippets_dir = Path(snippets_dir)
     if (snippets_dir / name).is_file():
-        return None  # it exists: whatever is wrong with it, it is not the name
+        return str(error)  # it exists: whatever is wrong with it, it is not the name
     names = [
         p.relative_to(snippets_dir).as_posix()
         for p in snippets_dir.rglob("*.py")
         if "__pycache__" not in p.parts
     ]
-    # Close as a whole and in the file's own name: `lesson/nope.py` is not a typo of `lesson/x.py`.
     stem = PurePosixPath(name.strip()).stem
     for near in difflib.get_close_matches(name.strip(), names, n=5, cutoff=0.6):
         if difflib.SequenceMatcher(None, stem, PurePosixPath(near).stem).ratio() >= 0.6:
-            return near
-    return None
-
-
-def snippet_problem(error: Exception, snippets_dir: Path, name: str) -> str:
-    """A snippet error's message, naming the nearest existing snippet when the name is mistyped."""
-    near = nearest_snippet(snippets_dir, name)
-    return f"{error} Did you mean `/// recorded | {near}`?" if near else str(error)
+            return f"{error} Did you mean `/// recorded | {near}`?"
+    return str(error)

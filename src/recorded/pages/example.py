@@ -1,23 +1,11 @@
-"""One example on a page, as a reader meets it: the snippet's code with its regions folded,
-then what it printed, on the machines that recorded it.
+"""One example on a page: the snippet's code, its regions folded, then what it printed, a tab
+per kind of machine that recorded it (in the configured order).
 
-- The code: the example's own lines, and each region (``# region NAME`` … ``# endregion``)
-  folded to one labelled line that opens in place; the block's ``unfold`` names the ones
-  shown open. The copy button copies the whole runnable file.
-- The output: one tab per kind of machine that recorded the example, in the configured
-  order, so the first tab is the first recorded kind; output printed alike on several
-  machines is shown once, with one line naming them. Under each output, one provenance
-  line (the machine in a few words, torch, date, run time) links to the machine's full
-  description on the recordings page. Beside a timing verdict, how many of the fresh runs
-  gave it. An output recorded with an earlier version of the code stays on its tab, under
-  one muted line that says so and opens on the lines that changed since. Kinds with no
-  recording of the example are one muted line (a kind with no recording anywhere only where
-  this machine is that kind: the rest is the recordings page's).
-- A problem (model/findings.py, the rule the tests share: a claim not printed, a recording
-  that must be fresh and is not, an unreadable one, an emulated tab from another machine than
-  its host's) is a warning, which fails a strict build, and a box on the page, so a preview
-  shows it.
-
+Output printed alike on several machines is shown once. Under each output, a provenance line
+links to the machine on the recordings page; beside a timing verdict, how many fresh runs
+gave it. An output of an earlier version of the code stays, under a muted line that opens on
+what changed. Kinds with no recording of it are one muted line. A problem (model/findings.py,
+the rule the tests share) is a warning, which fails a strict build, and a box on the page.
 Every text that came from a recording is escaped (model/escape.py).
 """
 
@@ -35,15 +23,12 @@ from ..model.snippets import Snippet, strip_metadata
 from ..model.store import State, Status, Store
 from . import blocks, markup
 
-#: The states whose recording a page shows: a good run, one of an earlier version of the
-#: code (labelled), or a failure worth seeing.
+#: The states whose recording a page shows: a good run, an earlier version's (labelled), a failure.
 SHOWN = (State.FRESH, State.STALE, State.FAILED)
 
 
 @dataclass
 class Context:
-    """What rendering an example needs from the page and the build."""
-
     store: Store
     where: str  #: "page.md:line", for messages
     renewal: Renewal  #: which recordings must be fresh here
@@ -54,7 +39,7 @@ class Context:
 
 
 def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> str:
-    """The example's HTML, after its problems (each also in ``ctx.problems``)."""
+    """The example's HTML, its problems (each also in ``ctx.problems``) first."""
     code = _code(snippet, spec, ctx)
     statuses = [ctx.store.status(snippet, t.name) for t in ctx.store.targets]
     for status in statuses:
@@ -71,28 +56,22 @@ def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> st
     return problems + code + output
 
 
-# -- the code ----------------------------------------------------------------------------
-
-
 def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
     segments = snippet.segments()
     names = {s.region for s in segments if s.region}
     for name in spec.unfold:
         if name not in names:
-            _problem(
-                ctx,
+            ctx.problems.append(
                 f"{snippet.name} has no region {name!r} to unfold; its regions are "
-                f"{sorted(names) or 'none'} (`# region NAME` … `# endregion`).",
+                f"{sorted(names) or 'none'} (`# region NAME` … `# endregion`)."
             )
     carrier = next((i for i, s in enumerate(segments) if s.region is None), 0)
     parts = []
     for i, seg in enumerate(segments):
         # One copy button, on the first lines shown; it copies the whole file (data-copy).
+        first = i == carrier
         block = ctx.highlight(
-            seg.code,
-            "python",
-            title=snippet.name if i == carrier else None,
-            extra="" if i == carrier else "no-copy",
+            seg.code, "python", title=snippet.name if first else None, extra="" if first else "no-copy"
         )
         if seg.region is None:
             parts.append(block)
@@ -103,12 +82,8 @@ def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
             f'<details class="recorded-region"{opened}><summary>{escape.html(seg.region)} '
             f'<span class="recorded-region-lines">{count}</span></summary>{block}</details>'
         )
-    # The copy button copies the runnable file as the page shows it, every region in it.
-    whole = snippet.display_source()
-    return f'<div class="recorded-code" data-copy="{escape.html(whole)}">{"".join(parts)}</div>'
-
-
-# -- the outputs -----------------------------------------------------------------------------
+    whole = escape.html(snippet.display_source())
+    return f'<div class="recorded-code" data-copy="{whole}">{"".join(parts)}</div>'
 
 
 def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Context, count: int) -> str:
@@ -120,8 +95,7 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Con
         first = shown[0].recording
         assert first is not None
         lines_ = sorted({n for s in shown for n in _claimed(spec, s)})
-        # What every machine printed alike says nothing about any one of them: no list, only
-        # the count, linked to where each is described.
+        # Printed alike says nothing about any one machine: only their count, linked.
         href = ctx.link("machines")
         machines = f'<a href="{escape.html(href)}">machines</a>' if href else "machines"
         return (
@@ -133,7 +107,7 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Con
         target, rec = store.targets.get(s.target), s.recording
         assert rec is not None
         if s.state is State.FAILED:
-            tail = escape.visible("\n".join(rec.stderr[-15:])) or "(no error output)"
+            tail = "\n".join(rec.stderr[-15:]) or "(no error output)"
             body = markup.admonition(
                 "failure",
                 f"The last {target.label} run failed",
@@ -149,26 +123,18 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Con
 
 
 def _output(rec: Recording, claimed: list[int]) -> str:
-    """What a run printed, the lines the page relies on marked, and beside each timing
-    verdict how many of the fresh runs gave it."""
-    notes = {n: _runs_note(rec, n) for n in range(len(rec.stdout))}
-    out = markup.output_html(
-        [escape.visible(line) for line in rec.stdout] or ["(printed nothing)"],
-        claimed,
-        {n + 1: note for n, note in notes.items() if note},
-    )
+    """What a run printed, the claimed lines marked, and beside each timing verdict how many
+    fresh runs gave it."""
+    notes = {n + 1: note for n in range(len(rec.stdout)) if (note := _runs_note(rec, n))}
+    out = markup.output_html(rec.stdout or ["(printed nothing)"], claimed, notes)
     if rec.stderr:  # a successful run's warnings: folded to one word, out of the reader's way
-        out += (
-            '<details class="recorded-stderr"><summary>stderr</summary>'
-            + markup.output_html([escape.visible(line) for line in rec.stderr], [])
-            + "</details>"
-        )
+        out += f'<details class="recorded-stderr"><summary>stderr</summary>{markup.output_html(rec.stderr, [])}</details>'
     return out
 
 
 def _runs_note(rec: Recording, index: int) -> str:
-    """For a timing verdict on line ``index`` of the shown run, beside it: "in 3 of 3 runs", or
-    what the other runs said too ("in 2 of 3 runs; slower in 1"); "" for any other line."""
+    """Beside a timing verdict on line ``index``: "in 3 of 3 runs", or "in 2 of 3 runs; slower
+    in 1"; "" for any other line."""
     said = lines.verdict(rec.stdout[index])
     if said is None or said[1] not in lines.TIMING_VERDICTS:
         return ""
@@ -178,26 +144,15 @@ def _runs_note(rec: Recording, index: int) -> str:
 
 
 def _earlier(rec: Recording, snippet: Snippet) -> str:
-    """One muted line saying the output above came from an earlier version of the code, which
-    opens on the lines that changed since (a unified diff of the shown code, escaped: a
-    bundle's code is untrusted text)."""
+    """A muted line saying the output came from an earlier version of the code, opening on a
+    diff with the shown code (escaped: a bundle's code is untrusted text)."""
     line = "recorded with an earlier version of this code"
     if not rec.code:
         return f'<p class="recorded-provenance recorded-earlier">{line} (which it does not hold)</p>'
-    diff = difflib.unified_diff(
-        strip_metadata(rec.code).splitlines(),
-        snippet.display_source().splitlines(),
-        "as recorded",
-        "as shown",
-        n=1,
-        lineterm="",
-    )
-    shown = [escape.visible(x) for x in list(diff)[2:]] or ["(only comments, docstrings or layout differ)"]
-    return (
-        f'<details class="recorded-provenance recorded-earlier"><summary>{line}</summary>'
-        + markup.output_html(shown, [])
-        + "</details>"
-    )
+    before, after = strip_metadata(rec.code).splitlines(), snippet.display_source().splitlines()
+    diff = list(difflib.unified_diff(before, after, "as recorded", "as shown", n=1, lineterm=""))[2:]
+    shown = markup.output_html(diff or ["(only comments, docstrings or layout differ)"], [])
+    return f'<details class="recorded-provenance recorded-earlier"><summary>{line}</summary>{shown}</details>'
 
 
 def _provenance(status: Status, target: Target, device_code: bool, ctx: Context) -> str:
@@ -214,15 +169,14 @@ def _provenance(status: Status, target: Target, device_code: bool, ctx: Context)
 
 def _alike(shown: list[Status]) -> bool:
     """Two or more fresh recordings, all of which printed the same."""
-    printed = {_printed(s.recording) for s in shown if s.recording is not None}
+    printed = {(tuple(s.recording.stdout), tuple(s.recording.stderr)) for s in shown if s.recording}
     return len(shown) >= 2 and len(printed) == 1 and all(s.state is State.FRESH for s in shown)
 
 
 def _not_recorded(statuses: list[Status], ctx: Context, alike: bool) -> str:
-    """One muted line naming the kinds that have recorded other examples but not this one, and
-    the kind this machine is even when it has recorded nothing yet. Under an output every
-    machine printed alike, only the kind this machine is: the others would tell a reader
-    nothing, and this one is the contributor's to record."""
+    """A muted line naming the kinds that recorded other examples but not this one, and this
+    machine's kind even if it recorded nothing. Under an output printed alike, only this
+    machine's kind: the contributor's to record; the others tell a reader nothing."""
     missing = [
         ctx.store.targets.get(s.target).tab
         for s in statuses
@@ -234,16 +188,9 @@ def _not_recorded(statuses: list[Status], ctx: Context, alike: bool) -> str:
     return f'<p class="recorded-provenance recorded-missing">Not recorded yet on {escape.html(", ".join(missing))}.</p>'
 
 
-def _printed(rec: Recording | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return (tuple(rec.stdout), tuple(rec.stderr)) if rec else ((), ())
-
-
-# -- claims and problems ---------------------------------------------------------------------
-
-
 def _claimed(spec: blocks.Block, status: Status) -> list[int]:
-    """The 1-based lines of the shown run that the block highlights for its target: the
-    claims it lists under ``highlight``, found where the whole group of claims puts them."""
+    """The 1-based lines of the run marked for the block's ``highlight`` claims, where the whole
+    group of claims finds them."""
     rec = status.recording
     if rec is None or not spec.highlight:
         return []
@@ -257,40 +204,32 @@ def _claimed(spec: blocks.Block, status: Status) -> list[int]:
 
 
 def _check(spec: blocks.Block, status: Status, ctx: Context) -> None:
-    """Say, as a warning and on the page, what is wrong with the example on one target
-    (model/findings.py, the rule the tests share)."""
-    name = status.snippet.name
+    """What is wrong with the example on one target (model/findings.py, the tests' rule)."""
     for found in findings.of(status, spec.claims_for(status.target), ctx.store, ctx.renewal):
-        _problem(ctx, _words(found, name, ctx))
+        ctx.problems.append(_words(found, status.snippet.name, ctx))
 
 
 def _words(found: findings.Finding, name: str, ctx: Context) -> str:
     """A finding as the page's box and the build's warning say it."""
-    label = found.target.label
-    fix = f"run `{ctx.fix(name, found.target.name)}`."
+    label, fix = found.target.label, f"run `{ctx.fix(name, found.target.name)}`."
+    of = f"the {label} recording of {name}"
     match found:
         case findings.Invalid():
             return found.reason
         case findings.MustRenew(state=State.MISSING):
             return f"{name} has no {label} recording ({found.why}); {fix}"
         case findings.MustRenew(state=State.STALE):
-            return (
-                f"the {label} recording of {name} is of an earlier version of its code ({found.why}); {fix}"
-            )
+            return f"{of} is of an earlier version of its code ({found.why}); {fix}"
         case findings.MustRenew():
             status = found.recording.status if found.recording else found.reason
-            return f"the {label} recording of {name} failed ({status}); see its stderr."
+            return f"{of} failed ({status}); see its stderr."
         case findings.OtherMachine():
             return (
-                f"the {label} recording of {name} was made on another machine than the "
-                f"{found.host.label} one ({'; '.join(found.differences)}); re-record both targets on one machine."
+                f"{of} was made on another machine than the {found.host.label} one "
+                f"({'; '.join(found.differences)}); re-record both targets on one machine."
             )
         case findings.NotPrinted():
             near = [f"{n!r} (for {c!r})" for c, n in found.nearest()]
             said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
             which = f" in run {found.run} of {found.runs}" if found.runs > 1 else ""
-            return f"the {label} recording of {name} does not print {found.missing!r}{which} ({claims.RULE}).{said}"
-
-
-def _problem(ctx: Context, message: str) -> None:
-    ctx.problems.append(message)
+            return f"{of} does not print {found.missing!r}{which} ({claims.RULE}).{said}"

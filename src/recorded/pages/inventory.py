@@ -1,8 +1,5 @@
-"""Every snippet on every target: its state, its recording, and the machines that made them.
-
-Standard library only. The recordings page renders this; the counts are the site's
-execution statistics.
-"""
+"""Every snippet on every target: its state, its recording, and the machines that made them
+(the recordings page and its execution statistics). Standard library only."""
 
 from __future__ import annotations
 
@@ -13,16 +10,6 @@ from ..config.lessons import Lesson, lesson_of
 from ..model import describe
 from ..model.snippets import discover
 from ..model.store import State, Status, Store
-from . import blocks
-
-
-def pages_showing(docs_dir: Path) -> dict[str, str]:
-    """snippet name -> 'page.md#anchor' of the first page block that shows it."""
-    shown: dict[str, str] = {}
-    for page in sorted(docs_dir.rglob("*.md")):
-        for _, name in blocks.headers(page.read_text(encoding="utf-8").splitlines()):
-            shown.setdefault(name, f"{page.relative_to(docs_dir).as_posix()}#{blocks.anchor(name)}")
-    return shown
 
 
 def recordings_page(docs_dir: Path) -> str | None:

@@ -1,12 +1,14 @@
 """The table that sets each verdict line (model/lines.py) beside every target.
 
-One row of the table is one label of one snippet. Rows come from every shown recording (fresh,
-or of an earlier version of the code, whose cells say so) and from every claim a page makes,
-so a row stays in the table (saying "not recorded yet") while its recordings are redone.
+A row is one label of one snippet, from every shown recording (fresh, or of an earlier version
+of the code: its cells say so) and every claim a page makes, so a row stays in the table
+(saying "not recorded yet") while its recordings are redone.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,14 +18,11 @@ from ..model.lines import TIMING_VERDICTS, runs_note, verdict
 from ..model.store import WITH_OUTPUT, State, Status, Store
 from . import blocks, inventory
 
-NOT_RECORDED = "not recorded yet"
-
 #: What a cell says beside a value printed by an earlier version of the snippet's code.
 EARLIER = "earlier code"
-
 #: What a cell says for a snippet with no shown recording on the target, by its state.
 _NO_VALUE = {
-    State.MISSING: NOT_RECORDED,
+    State.MISSING: "not recorded yet",
     State.FAILED: "failed",
     State.INVALID: "unreadable",
     State.NOT_APPLICABLE: "not applicable",
@@ -61,13 +60,18 @@ class PageBlock:
     body: str
     where: str  #: "Page title › section"
 
+    @property
+    def link(self) -> str:
+        """Docs-relative "page.md#anchor" of the block."""
+        return f"{self.page}#{blocks.anchor(self.snippet)}"
+
 
 def page_blocks(docs_dir: Path) -> list[PageBlock]:
     """Every ``/// recorded`` block of the site with its body and the section it sits in."""
     found = []
     for path in sorted(Path(docs_dir).rglob("*.md")):
         lines = path.read_text(encoding="utf-8").splitlines()
-        read = blocks.read(lines)  # the one reader of blocks and fences the pages use
+        read = blocks.read(lines)
         outline = _headings(lines, read.fenced())
         title = next((text for _, level, text in outline if level == 1), path.stem)
         for block in read.blocks:
@@ -84,14 +88,15 @@ def _headings(lines: list[str], fenced: set[int]) -> list[tuple[int, int, str]]:
     """(line number, level, text) of the ATX headings outside fenced code."""
     found = []
     for number, line in enumerate(lines, 1):
-        if number in fenced:
-            continue
-        if line.startswith("#"):
-            hashes, _, text = line.partition(" ")
-            if set(hashes) == {"#"} and len(hashes) <= 6 and text.strip():
-                text = text.split(" {", 1)[0].strip().rstrip("#").strip().replace("`", "")
-                found.append((number, len(hashes), text))
+        hashes, _, text = line.partition(" ")
+        if number not in fenced and set(hashes) == {"#"} and len(hashes) <= 6 and text.strip():
+            text = text.split(" {", 1)[0].strip().rstrip("#").strip().replace("`", "")
+            found.append((number, len(hashes), text))
     return found
+
+
+def _labels(lines: Iterable[str]) -> list[str]:
+    return [found[0] for line in lines if (found := verdict(line))]
 
 
 def claimed_labels(block: PageBlock, targets: tuple[str, ...]) -> list[str]:
@@ -100,39 +105,27 @@ def claimed_labels(block: PageBlock, targets: tuple[str, ...]) -> list[str]:
         spec = blocks.parse(block.snippet, block.body, targets, block.line + 1)
     except blocks.BlockError:
         return []  # the page itself warns about a malformed block
-    lines = list(spec.expect) + [line for t in targets for line in spec.expect_on.get(t, ())]
-    return [found[0] for line in lines if (found := verdict(line))]
+    return _labels([*spec.expect, *(line for t in targets for line in spec.expect_on.get(t, ()))])
 
 
 def rows(store: Store, docs_dir: Path, items: list[Status]) -> dict[str, list[Row]]:
     """The table's rows by lesson (ordered as on the recordings page), from ``items``,
     the site's ``inventory.entries``."""
-    names = store.targets.names
-    pages = inventory.pages_showing(Path(docs_dir))
-    shown = page_blocks(Path(docs_dir))
-    first: dict[str, PageBlock] = {}
-    for b in shown:
-        first.setdefault(b.snippet, b)
+    names, shown = store.targets.names, page_blocks(Path(docs_dir))
+    first = {b.snippet: b for b in reversed(shown)}
     out: dict[str, list[Row]] = {}
     for lesson, entries in inventory.by_lesson(items, load_lessons(store.root)).items():
-        by_snippet: dict[str, list[Status]] = {}
-        for e in entries:
-            by_snippet.setdefault(e.snippet.name, []).append(e)
         table = []
-        for snippet, cells in by_snippet.items():
-            labels: list[str] = []
-            for e in cells:
-                if e.state in WITH_OUTPUT and e.recording:
-                    labels += [found[0] for line in e.recording.stdout if (found := verdict(line))]
-            for b in shown:
-                if b.snippet == snippet:
-                    labels += claimed_labels(b, names)
+        # inventory.entries lists each snippet's targets together.
+        for snippet, group in itertools.groupby(entries, key=lambda e: e.snippet.name):
+            cells = list(group)
+            recs = [e.recording for e in cells if e.state in WITH_OUTPUT and e.recording]
+            labels = _labels(line for rec in recs for line in rec.stdout)
+            labels += [x for b in shown if b.snippet == snippet for x in claimed_labels(b, names)]
             block = first.get(snippet)
+            page, where = (block.link, block.where) if block else (None, snippet)
             for label in dict.fromkeys(labels):
-                row = Row(snippet, label, pages.get(snippet), block.where if block else snippet)
-                for entry in cells:
-                    row.cells[entry.target] = _cell(entry, label)
-                table.append(row)
+                table.append(Row(snippet, label, page, where, {e.target: _cell(e, label) for e in cells}))
         if table:
             out[lesson] = table
     return out
