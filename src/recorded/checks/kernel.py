@@ -1,14 +1,11 @@
-"""Run a lesson's notebook top to bottom in one Jupyter kernel, as a reader would, and write
-each snippet cell's output as that snippet's live run (checks/live.py starts this).
+"""Run a lesson's notebook top to bottom in one Jupyter kernel, as a reader would, and write each
+snippet cell's output as that snippet's live run (checks/live.py starts it).
 
     python -m recorded.checks.kernel ROOT LESSON FOLDER
 
-The notebook is the one `make record` writes now, built from the pages, snippets and
-recordings (tests/test_generated.py checks the committed copy against it). Each snippet's
-cell, as it finishes, becomes FOLDER/<snippet>.json (what it printed, whether it raised);
-the whole run, FOLDER/done.json: every snippet cell's output and error, and the run's
-own error if it stopped. A cell that raises does not stop the run: the cells after it
-still give their snippets a live run, and done.json names the cell that raised.
+Each snippet cell, as it finishes, becomes FOLDER/<snippet>.json; the whole run FOLDER/done.json:
+every snippet cell's output and error, and the run's own error if it stopped. A cell that raises
+does not stop the run, so the cells after it still give their snippets a live run.
 """
 
 from __future__ import annotations
@@ -52,8 +49,7 @@ def main(argv: list[str]) -> int:
     root, name, folder = Path(argv[0]), argv[1], Path(argv[2])
     done: dict = {"cells": {}, "error": None}
     try:
-        lesson = lessons.load(root)[name]
-        nb, _ = build(root, lesson)
+        nb, _ = build(root, lessons.load(root)[name])
         cells = {index: snippet for snippet, index in snippet_cells(nb).items()}
         store = Store(root)
         timeout = max(
@@ -65,10 +61,10 @@ def main(argv: list[str]) -> int:
         def on_start(cell, cell_index) -> None:
             started[cell_index] = time.monotonic()
 
-        def on_executed(cell, cell_index, execute_reply) -> None:
+        def on_executed(cell, cell_index, **_) -> None:
             if cell_index in cells:
-                result = cell_result(cell, time.monotonic() - started.get(cell_index, time.monotonic()))
-                record = result_record(result)
+                seconds = time.monotonic() - started.get(cell_index, time.monotonic())
+                record = result_record(cell_result(cell, seconds))
                 write_atomically(folder / result_file(cells[cell_index]), json.dumps(record))
                 done["cells"][cells[cell_index]] = record
 

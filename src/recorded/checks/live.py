@@ -1,17 +1,11 @@
-"""Each snippet runs live once per test session; whatever needs what it printed shares that run.
+"""Each snippet runs live once per test session; the page's claims (checks/sybil.py) and the
+notebook's run share it. A snippet a lesson's notebook shows runs as its cell, the whole notebook in
+one kernel top to bottom as a reader runs it (checks/kernel.py); any other runs alone in a fresh
+interpreter, as the recorder runs it.
 
-The claims on a page (checks/sybil.py) need a live run of each snippet on this machine,
-and a lesson's notebook must run top to bottom in Jupyter. One run serves both: a snippet
-shown in a lesson's notebook runs as its notebook cell, the whole notebook in one kernel,
-top to bottom, as a reader would run it (checks/kernel.py), and that cell's output is the
-snippet's live run; any other snippet runs alone in a fresh interpreter, as the recorder
-runs it.
-
-Under pytest-xdist each worker is a process of its own. Shared (``LiveRuns.share``), the
-runs are kept in a folder all workers see, and a lock lets the first worker that needs a
-run start it while the others wait for its result. The notebook runs in a process of its
-own, beside the workers, which go on with other tests; it writes each cell's result as
-the cell finishes, so a page's claims wait only for that page's cells.
+Shared (``LiveRuns.share``), the runs live in a folder every pytest-xdist worker sees; a lock lets the
+first worker that needs a run start it while the others wait. The notebook runs in a process beside
+the workers and writes each cell's result as it finishes, so a page waits only for its own cells.
 """
 
 from __future__ import annotations
@@ -36,8 +30,7 @@ from ..notebook import snippet_cells, with_notebooks
 from ..recorder import choose, runner, sandbox
 from ..recorder.sandbox import Limits
 
-#: How often a worker looks for a result another process is making, in seconds.
-POLL = 0.1
+POLL = 0.1  #: seconds between looks for a result another process is making
 
 
 class LiveRuns:
@@ -82,11 +75,9 @@ class LiveRuns:
 
     def fresh(self, snippet: Snippet) -> runner.RunResult:
         """The snippet alone, in a fresh interpreter, as the recorder runs it."""
-        options: dict = {"compile_cache": self.compile_cache} if self.compile_cache else {}
-        if self.threads:
-            options["threads"] = self.threads
-        options["limits"] = self.limits
-        return self._run(snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT, **options)
+        timeout = snippet.timeout or DEFAULT_TIMEOUT
+        options = {"compile_cache": self.compile_cache, "threads": self.threads, "limits": self.limits}
+        return self._run(snippet, self.target, timeout, **options)
 
     def notebook(self, lesson: str) -> dict:
         """The whole run of ``lesson``'s notebook (what checks/kernel.py writes when done),
@@ -134,19 +125,15 @@ class _Shared:
                 tmp.mkdir(exist_ok=True)
                 # The kernel, and every cell it runs, in the sandbox the recorder's runs get:
                 # its folder and temporary folder writable, the project read-only.
-                env = runner.target_env(target, where, self.live.compile_cache, self.live.threads) | {
-                    "TMPDIR": str(tmp),
-                    "HOME": str(tmp),
-                }
+                env = runner.target_env(target, where, self.live.compile_cache, self.live.threads)
                 cache = [self.live.compile_cache] if self.live.compile_cache else []
                 argv = [sys.executable, "-m", "recorded.checks.kernel", str(self.root), lesson, str(where)]
+                argv = sandbox.contained(argv, where, target.needs_device, cache)
                 with (where / "kernel.log").open("wb") as log:
                     process = subprocess.Popen(
-                        self.live.limits.around(
-                            sys.executable, sandbox.contained(argv, where, target.needs_device, cache)
-                        ),
+                        self.live.limits.around(sys.executable, argv),
                         cwd=where,
-                        env=env,
+                        env=env | {"TMPDIR": str(tmp), "HOME": str(tmp)},
                         stdout=subprocess.DEVNULL,
                         stderr=log,
                         start_new_session=True,
@@ -169,13 +156,8 @@ class _Shared:
         if path.exists():
             return load_result(path)
         done = json.loads((where / "done.json").read_text(encoding="utf-8"))
-        return runner.RunResult(
-            "error",
-            None,
-            [],
-            [f"the notebook's run ended before this cell: {done.get('error') or 'no output'}"],
-            0.0,
-        )
+        why = f"the notebook's run ended before this cell: {done.get('error') or 'no output'}"
+        return runner.RunResult("error", None, [], [why], 0.0)
 
     def notebook_done(self, lesson: str) -> dict:
         where = self._start(lesson)
@@ -194,19 +176,15 @@ def result_record(result: runner.RunResult) -> dict:
 
 def load_result(path: Path) -> runner.RunResult:
     data = json.loads(path.read_text(encoding="utf-8"))
-    data["source"] = data.get("source", "").encode()
-    return runner.RunResult(**data)
+    return runner.RunResult(**data | {"source": data.get("source", "").encode()})
 
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def _alive(pid: int) -> bool:

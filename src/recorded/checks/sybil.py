@@ -1,25 +1,16 @@
-"""A Sybil parser for ``/// recorded`` blocks: every claim a page makes is tested.
+"""A Sybil parser for ``/// recorded`` blocks: every claim a page makes is tested, in one example per block.
 
-For each block it checks, in one example (the recordings by model/findings.py, the rule the
-site's warnings share):
-
-- every recording of the snippet is readable, and fresh where it must be (model/renewal.py:
-  a snippet changed here on the kinds this machine is that hold recordings, the targets
-  pyproject.toml marks required, and every target when RECORDINGS_STRICT=1, the release rule);
-- ``expect`` lines in every shown recording (fresh, or of an earlier version of the code),
-  and ``expect_on.<target>`` lines in that target's recording, in each of its runs;
-- an emulated target's recording made on the machine of its host target's;
-- ``expect`` lines in a live run on this machine (checks/live.py: once per test session,
-  however many blocks cite it, and shared with the notebook's run). A snippet that needs
-  hardware this machine lacks is skipped, with the reason, after its recordings have been
-  checked.
-
-Which blocks a page has comes from blocks.read, as for the site and the notebook; one the
-tests cannot read (indented, nested, never closed) fails, naming its line.
+The recordings, by model/findings.py (the rule the site's warnings share): each readable, fresh where it
+must be (model/renewal.py; every target when RECORDINGS_STRICT=1, the release rule), ``expect`` lines in
+every shown recording and ``expect_on.<target>`` lines in that target's, in each run, and an emulated
+target's made on its host's machine. Then ``expect`` lines in a live run on this machine (checks/live.py),
+skipped, with the reason, for a snippet that needs hardware this machine lacks. The blocks are those
+blocks.read finds, as for the site and the notebook; one the tests cannot read fails, naming its line.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import unittest
 from pathlib import Path
@@ -32,10 +23,6 @@ from ..model.store import Store
 from ..pages import blocks
 from ..recorder.sandbox import Limits
 from .live import LiveRuns
-
-
-def strict() -> bool:
-    return os.environ.get("RECORDINGS_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class RecordedParser:
@@ -51,23 +38,17 @@ class RecordedParser:
     def __call__(self, document: Document):
         # The blocks as the site and the notebook read them (blocks.read). One the tests cannot
         # read is an example too, so that it fails rather than goes unchecked.
-        text = document.text
-        starts = [0]
-        for line in text.split("\n"):
-            starts.append(starts[-1] + len(line) + 1)
-        for found in blocks.read(text).blocks:
+        starts = [0, *itertools.accumulate(len(line) + 1 for line in document.text.split("\n"))]
+        for found in blocks.read(document.text).blocks:
             start, body = starts[found.line - 1] + len(found.prefix), starts[found.line]
             end = starts[found.end - 1] if found.end is not None else body - 1
             parsed: blocks.Block | blocks.BlockError
-            if found.problem:
-                parsed = blocks.BlockError(found.problem)
-            else:
-                try:
-                    parsed = blocks.parse(
-                        found.argument, found.body, self.store.targets.names, found.line + 1
-                    )
-                except blocks.BlockError as exc:
-                    parsed = exc
+            try:
+                if found.problem:
+                    raise blocks.BlockError(found.problem)
+                parsed = blocks.parse(found.argument, found.body, self.store.targets.names, found.line + 1)
+            except blocks.BlockError as exc:
+                parsed = exc
             yield Region(start, end, parsed, self.evaluate)
 
     def evaluate(self, example: Example) -> str | None:
@@ -97,8 +78,8 @@ class RecordedParser:
         if result.status != "ok":
             tail = "\n".join(f"  | {line}" for line in result.stderr[-15:])
             problems.append(f"{where}: {result.status} (exit code {result.exit_code})\n{tail}")
-        else:
-            problems += check_claims(list(spec.expect), result.stdout, where, locate)
+        elif None in (found := claims.match(list(spec.expect), result.stdout)):
+            problems.append(f"{where}:\n{claims.explain(list(spec.expect), result.stdout, found, locate)}")
         # The messages quote what snippets printed: no control character reaches the terminal.
         return escape.visible("\n\n".join(problems)) or None
 
@@ -106,7 +87,8 @@ class RecordedParser:
         """What is wrong with the snippet's recordings for this block (model/findings.py, the
         rule the site shares), each problem naming the recording and the command that renews it."""
         if self._renewal is None:  # read once: the machine and the tree stay as they are for a session
-            self._renewal = renewal.of(self.store, strict())
+            strict = os.environ.get("RECORDINGS_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
+            self._renewal = renewal.of(self.store, strict)
         problems = []
         for t in self.store.targets:
             status = self.store.status(snippet, t.name)
@@ -144,13 +126,6 @@ class RecordedParser:
                     for g in found.groups
                     if g.missing
                 ]
-
-
-def check_claims(wanted: list[str], lines: list[str], where: str, locate) -> list[str]:
-    found = claims.match(wanted, lines)
-    if all(i is not None for i in found):
-        return []
-    return [f"{where}:\n{claims.explain(wanted, lines, found, locate)}"]
 
 
 def _shown(path: Path) -> str:

@@ -1,16 +1,16 @@
-"""Material-flavoured Markdown pages, cut into parts and made plain for a notebook.
+"""Material-flavoured Markdown pages, cut into parts and made plain for a notebook's Markdown cells.
 
-A page becomes Markdown runs (a new one at each heading) and ``/// recorded`` blocks;
-Material-only syntax that Jupyter would show raw becomes plain Markdown: an admonition
-(``!!! tip "Title"``) becomes a bold title line and its de-indented body, a collapsed one
-(``??? info "Title"``) a closed ``<details>`` as on the site, a figure a one-line note (the notebook stands alone, and the figures live on the
-site), a task list a plain list, and a link to another page of the notebook a link
-inside it (to a page outside it, the published address, when mkdocs.yml has a site_url).
+A page becomes Markdown runs (a new one at each heading) and ``/// recorded`` blocks. Material-only
+syntax that Jupyter would show raw becomes plain Markdown: an admonition (``!!! tip "Title"``) a bold
+title line and its de-indented body, a collapsed one (``??? info``) a closed ``<details>`` as on the
+site, a figure a one-line note (the figures live on the site), a task list a plain list, and a link to
+another page of the notebook a link inside it (to a page outside it, the published address, if any).
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -33,9 +33,6 @@ _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 class NotebookError(ValueError):
     """The pages or mkdocs.yml cannot be turned into a notebook; the message says why."""
-
-
-# --- pages into parts ------------------------------------------------------------------
 
 
 @dataclass
@@ -66,19 +63,14 @@ def page_parts(page: str, text: str, skip: frozenset[str] = frozenset()) -> list
     while number < len(lines):
         line = lines[number]
         number += 1
-        if number in fenced:
-            run.append(line)
-            continue
-        if h := HEADING.match(line):
+        if number not in fenced and (h := HEADING.match(line)):
             flush()
             level = len(h.group(1))
             if skipping is not None and level <= skipping:
                 skipping = None
             if skipping is None and h.group(2) in skip:
                 skipping = level
-            run.append(line)
-            continue
-        if block := found.get(number):
+        elif number not in fenced and (block := found.get(number)):
             if block.problem:
                 raise NotebookError(f"{page}:{number}: `/// recorded | {block.argument}`: {block.problem}")
             flush()
@@ -91,7 +83,28 @@ def page_parts(page: str, text: str, skip: frozenset[str] = frozenset()) -> list
     return parts
 
 
-# --- Markdown conversion ---------------------------------------------------------------
+def anchor_heading(text: str, anchor: str) -> str:
+    """Put an anchor in a page's first heading, so that links to the page land on it."""
+    first, _, rest = text.partition("\n")
+    h = HEADING.match(first)
+    first = f'{h.group(1)} <a id="{anchor}"></a>{h.group(2)}' if h else f'<a id="{anchor}"></a>\n\n{first}'
+    return f"{first}\n{rest}" if rest else first
+
+
+def merge_markdown(cells: list) -> list:
+    """Join a Markdown cell into the one before it unless it starts with a heading."""
+    merged: list = []
+    for cell in cells:
+        if (
+            cell.cell_type == "markdown"
+            and merged
+            and merged[-1].cell_type == "markdown"
+            and not HEADING.match(cell.source.split("\n", 1)[0])
+        ):
+            merged[-1].source = merged[-1].source.rstrip("\n") + "\n\n" + cell.source
+        else:
+            merged.append(cell)
+    return merged
 
 
 @dataclass
@@ -105,17 +118,14 @@ class Links:
 
     @staticmethod
     def page_anchor(page: str) -> str:
-        return "page-" + re.sub(
-            r"[^a-z0-9]+", "-", PurePosixPath(page).with_suffix("").as_posix().lower()
-        ).strip("-")
+        name = PurePosixPath(page).with_suffix("").as_posix().lower()
+        return "page-" + re.sub(r"[^a-z0-9]+", "-", name).strip("-")
 
     def rewrite(self, page: str, text: str) -> str:
         def one(m: re.Match[str]) -> str:
             label, target = m.group("text"), m.group("target")
-            if _SCHEME.match(target) or target.startswith("#"):
-                return m.group(0)
             path, _, fragment = target.partition("#")
-            if not path.endswith(".md"):
+            if _SCHEME.match(target) or not path.endswith(".md"):  # a page's own anchors too
                 return m.group(0)
             other = (PurePosixPath(page).parent / path).as_posix()
             if other in self.included:
@@ -126,10 +136,6 @@ class Links:
             return f"[{label}]({url})" if url else label
 
         return _LINK.sub(one, text)
-
-
-def _dedent(lines: list[str], width: int) -> list[str]:
-    return [line[width:] if line[:width].strip() == "" else line.lstrip() for line in lines]
 
 
 def convert_markdown(page: str, text: str, links: Links) -> str:
@@ -143,64 +149,58 @@ def convert_markdown(page: str, text: str, links: Links) -> str:
         i += 1
         if i in fenced:
             out.append((line, False))
-            continue
-        if a := _ADMONITION.match(line):
-            indent = len(a.group("indent")) + 4
-            body: list[str] = []
-            while i < len(lines) and (
-                not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) >= indent
-            ):
-                body.append(lines[i])
-                i += 1
-            blank_after = False
-            while body and not body[-1].strip():
-                body.pop()
-                blank_after = True
-            title = a.group("title")
-            if title is None:
-                title = a.group("type").replace("-", " ").capitalize()
-            pad = a.group("indent")
-            inner = convert_markdown(page, "\n".join(_dedent(body, indent)).strip("\n"), links)
-            folded = a.group("marker") == "???"  # closed on the site: closed in the notebook too
-            if folded:
-                summary = html.escape(_LINK.sub(lambda m: m["text"], title or "Details"))
-                out += [(f"{pad}<details><summary><b>{summary}</b></summary>", False), ("", False)]
-            elif title:
-                out += [(f"{pad}**{links.rewrite(page, title)}**", False), ("", False)]
-            out += [(f"{pad}{x}" if x else "", False) for x in inner.split("\n")]
-            if folded:
-                out += [("", False), (f"{pad}</details>", False)]
-            if blank_after:
-                out.append(("", False))
-            continue
-        if _FIGURE_START.match(line):
-            figure: list[str] = []
-            while i < len(lines) and not _FIGURE_END.match(lines[i]):
-                figure.append(lines[i])
-                i += 1
-            i += 1
-            whole = "\n".join(figure)
-            image, caption = _IMAGE.search(whole), _CAPTION.search(whole)
-            words = [
-                c.strip()
-                for c in (
-                    image.group("alt") if image else "",
-                    " ".join(caption.group("caption").split()) if caption else "",
-                )
-                if c.strip()
-            ]
-            out.append(("*Figure, shown on the lesson site:* " + " ".join(words), False))
-            continue
-        out.append((_TASK.sub(lambda t: t.group("lead"), line), True))
+        elif a := _ADMONITION.match(line):
+            made, i = _admonition(a, lines, i, page, links)
+            out += [(x, False) for x in made]
+        elif _FIGURE_START.match(line):
+            note, i = _figure(lines, i)
+            out.append((note, False))
+        else:
+            out.append((_TASK.sub(lambda t: t.group("lead"), line), True))
     # Links are rewritten over each run of prose lines, so a link that wraps is found too.
     converted: list[str] = []
-    run: list[str] = []
-    for line, prose in out + [("", False)]:
-        if prose:
-            run.append(line)
-            continue
-        if run:
-            converted.append(links.rewrite(page, "\n".join(run)))
-            run = []
-        converted.append(line)
-    return "\n".join(converted[:-1])
+    for prose, group in itertools.groupby(out, key=lambda item: item[1]):
+        run = [line for line, _ in group]
+        converted += [links.rewrite(page, "\n".join(run))] if prose else run
+    return "\n".join(converted)
+
+
+def _admonition(a: re.Match[str], lines: list[str], i: int, page: str, links: Links) -> tuple[list[str], int]:
+    """The admonition whose header ``a`` matched, its body starting at ``lines[i]``, made plain;
+    and the index of the line after it."""
+    indent = len(a.group("indent")) + 4
+    body: list[str] = []
+    while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) >= indent):
+        body.append(lines[i])
+        i += 1
+    blank_after = bool(body) and not body[-1].strip()
+    while body and not body[-1].strip():
+        body.pop()
+    title = a["title"] if a["title"] is not None else a["type"].replace("-", " ").capitalize()
+    pad = a.group("indent")
+    dedented = [line[indent:] if line[:indent].strip() == "" else line.lstrip() for line in body]
+    inner = convert_markdown(page, "\n".join(dedented).strip("\n"), links)
+    out: list[str] = []
+    folded = a.group("marker") == "???"  # closed on the site: closed in the notebook too
+    if folded:
+        summary = html.escape(_LINK.sub(lambda m: m["text"], title or "Details"))
+        out += [f"{pad}<details><summary><b>{summary}</b></summary>", ""]
+    elif title:
+        out += [f"{pad}**{links.rewrite(page, title)}**", ""]
+    out += [f"{pad}{x}" if x else "" for x in inner.split("\n")]
+    if folded:
+        out += ["", f"{pad}</details>"]
+    if blank_after:
+        out.append("")
+    return out, i
+
+
+def _figure(lines: list[str], i: int) -> tuple[str, int]:
+    """The figure starting at ``lines[i]`` as a one-line note (its image's alt text and its caption),
+    and the index of the line after its end."""
+    end = next((j for j in range(i, len(lines)) if _FIGURE_END.match(lines[j])), len(lines))
+    whole = "\n".join(lines[i:end])
+    image, caption = _IMAGE.search(whole), _CAPTION.search(whole)
+    alt = image.group("alt").strip() if image else ""
+    said = " ".join(caption.group("caption").split()) if caption else ""
+    return "*Figure, shown on the lesson site:* " + " ".join(w for w in (alt, said) if w), end + 1
