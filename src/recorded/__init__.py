@@ -1,25 +1,23 @@
 """Executable lessons whose printed numbers come from recordings made on real machines.
 
-Data flows one way: a snippet is run by the recorder (``recorder/``, driven by ``cli/``),
-what it printed is stored per target (``model/store.py``), and the pages (``pages/``), the
-notebook (``notebook/``) and the tests (``checks/``) read those recordings. What a project
-declares lives in ``config/``. The recorder's folders use only the standard library, so
-they run on a bare GPU image.
+Data flows one way: the recorder (``recorder/``, driven by ``cli/``) runs a snippet and stores
+what it printed per target (``model/store.py``); the pages (``pages/``), the notebook
+(``notebook/``) and the tests (``checks/``) read those recordings. ``config/`` holds what a project
+declares. The recorder's folders use only the standard library, so they run on a bare GPU image.
 
 One name for one thing:
 
 - **target**: a kind of machine a recording speaks for, declared in ``pyproject.toml``
-  (``[tool.recorded.targets.<name>]``): the hardware it is, its environment, its tab label.
-  An *emulated* target is its host's machine with limits set in its environment.
+  (``[tool.recorded.targets.<name>]``): its hardware, environment and tab label. An *emulated*
+  target is its host's machine with limits set in its environment.
 - **machine**: one computer, as a recording stores its identity (``model.machines.Machine``);
   every recording of a target comes from one machine.
 - **tab**: one target's place beside an example on a page.
 - **recording**: what one snippet printed on one target (``model.recording.Recording``), with the
   machine, and for a timing snippet every fresh run; one JSON file.
-- **status**: where one snippet stands on one target: fresh, stale (recorded with an
-  earlier version of the code, still shown, labelled), missing, failed, invalid or not
-  applicable (``model.store.Status``); which of them must be renewed here is
-  ``model.renewal``'s one rule.
+- **status**: where one snippet stands on one target: fresh, stale (recorded with an earlier
+  version of the code, still shown, labelled), missing, failed, invalid or not applicable
+  (``model.store.Status``); which must be renewed here is ``model.renewal``'s one rule.
 - **claim**: a line a page says a snippet prints (``expect``, ``expect_on``).
 - **verdict**: a printed answer to a question about the machine, such as
   ``bf16 vs fp32 here: faster`` (``model.lines``).

@@ -9,27 +9,17 @@ from pathlib import Path
 
 
 class StartupTerminated(KeyboardInterrupt):
-    """SIGTERM before the recorder has set up its own handling (cli.main): ended as Ctrl-C."""
+    """SIGTERM before cli.main has set up its own handling: ended as Ctrl-C."""
 
 
 def _terminated(signum, frame) -> None:
     raise StartupTerminated
 
 
-def _sigterm(exc: KeyboardInterrupt) -> bool:
-    """Whether SIGTERM stopped the start: before cli.main set its own handler, or after."""
-    if isinstance(exc, StartupTerminated):
-        return True
-    from .cli.dispatch import Terminated  # imported already when its handler could raise it
-
-    return isinstance(exc, Terminated)
-
-
 def entry(root: Path | None = None, prog: str = "-m") -> int:
-    """The recorder's command line, quiet when its reader stops reading: `--list | head`
-    ends the listing, not in a BrokenPipeError traceback. Ctrl-C or SIGTERM while it starts
-    (importing, reading the project) ends in one line, as it does mid-run. ``prog``: how it
-    was started (cli.MODULE, "-m", or a script's path as typed), for its messages."""
+    """The recorder's command line, quiet when its reader stops reading (`--list | head`). Ctrl-C
+    or SIGTERM while it starts ends in one line, as mid-run. ``prog``: how it was started
+    (cli.MODULE, or a script's path as typed), for its messages."""
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         from .cli import main  # the slow part of start-up: inside the handling above
@@ -43,7 +33,12 @@ def entry(root: Path | None = None, prog: str = "-m") -> int:
         return 1
     except KeyboardInterrupt as exc:  # cli.main handles it once it runs: this is start-up
         name = "python -m recorded" if prog == "-m" else prog
-        how, code = ("terminated (SIGTERM)", 143) if _sigterm(exc) else ("interrupted", 130)
+        sigterm = isinstance(exc, StartupTerminated)
+        if not sigterm:
+            from .cli.dispatch import Terminated  # imported already when its handler could raise it
+
+            sigterm = isinstance(exc, Terminated)
+        how, code = ("terminated (SIGTERM)", 143) if sigterm else ("interrupted", 130)
         print(f"\n{name}: {how} while starting; nothing was run or written.", file=sys.stderr)
         return code
     finally:

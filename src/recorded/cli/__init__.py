@@ -1,7 +1,5 @@
-"""The recorder's command line (scripts/record_runs.py, python -m recorded): one module per
-command, the options parsed once in options.py, errors reported by dispatch.py."""
+"""The recorder's command line (scripts/record_runs.py, python -m recorded): options.py parses
+once, a module per command, dispatch.py runs the one asked for and reports errors."""
 
-from .dispatch import main
-from .options import MODULE
-
-__all__ = ["MODULE", "main"]
+from .dispatch import main as main
+from .options import MODULE as MODULE

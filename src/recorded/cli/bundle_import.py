@@ -1,29 +1,40 @@
-"""`--import`: merge bundles into a store, and report each recording. Standard library only."""
+"""`--import`: merge bundles into a store, and report each recording."""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
 from ..model.escape import visible
 from ..model.store import Store
-from ..recorder.bundles import MAX_BUNDLE_MB, Report, import_bundle
+from ..recorder.bundles import Report, import_bundle
 from .options import Options, UsageError
+
+#: The most outcome lines one bundle's report shows: a screenful; the rest are counted.
+SHOWN = 20
 
 
 def do_import(opts: Options, store: Store) -> int:
+    """Import each bundle in turn, report per recording. 0 when nothing was refused, else 1."""
     for name in opts.files:
         if not Path(name).is_file():
             hint = " (--import takes bundle files only, not snippets)" if name.endswith(".py") else ""
             raise UsageError(f"--import {name}: no such file{hint}. Nothing was imported.")
-    return import_bundles(
-        store, [Path(name) for name in opts.files], opts.allow_stale, sys.stdout, opts.max_bundle_mb
-    )
-
-
-#: The most outcome lines one bundle's report shows: a screenful; the rest are counted.
-SHOWN = 20
+    counts = Counter({"imported": 0, "unchanged": 0, "refused": 0})
+    whole = refused = 0
+    for name in opts.files:
+        report = import_bundle(store, Path(name), opts.allow_stale, opts.max_bundle_mb)
+        show(report, sys.stdout)
+        refused += report.refused
+        whole += bool(report.error)
+        counts.update(o.action for o in report.outcomes)
+    words = ", ".join(f"{v} {k}" for k, v in counts.items())
+    n = len(opts.files)
+    as_a_whole = f"; {whole} bundle{'s' * (whole != 1)} refused as a whole" if whole else ""
+    print(f"{n} bundle{'s' * (n != 1)}: {words}{as_a_whole}")
+    return 1 if refused else 0
 
 
 def show(report: Report, out: TextIO) -> None:
@@ -42,32 +53,12 @@ def show(report: Report, out: TextIO) -> None:
     say(f"{report.path}: {n} recording{'s' * (n != 1)}, made {b.created_at} on {who}")
     if report.error:
         say(f"  {report.error}")
-    # The refusals first: they say why nothing was imported.
-    ordered = sorted(report.outcomes, key=lambda o: o.action != "refused")
+    ordered = sorted(report.outcomes, key=lambda o: o.action != "refused")  # why nothing was imported, first
     for o in ordered[:SHOWN]:
-        line = f"  {o.action:<12} {o.recording.snippet} on {o.recording.target}"
-        say(line + (f": {o.why}" if o.why else ""))
-    if len(ordered) > SHOWN:
-        left = ordered[SHOWN:]
+        say(
+            f"  {o.action:<12} {o.recording.snippet} on {o.recording.target}"
+            + (f": {o.why}" if o.why else "")
+        )
+    if left := ordered[SHOWN:]:
         refused = sum(o.action == "refused" for o in left)
         say(f"  … and {len(left)} more recording{'s' * (len(left) != 1)} ({refused} of them refused)")
-
-
-def import_bundles(
-    store: Store, paths: list[Path], allow_stale: bool, out: TextIO, max_mb: float = MAX_BUNDLE_MB
-) -> int:
-    """Import each bundle in turn, report per recording. 0 when nothing was refused, else 1."""
-    counts = {"imported": 0, "unchanged": 0, "refused": 0, "not imported": 0}
-    whole = refused = 0
-    for path in paths:
-        report = import_bundle(store, Path(path), allow_stale, max_mb)
-        show(report, out)
-        refused += report.refused
-        whole += bool(report.error)
-        for o in report.outcomes:
-            counts[o.action] += 1
-    words = ", ".join(f"{v} {k}" for k, v in counts.items() if v or k != "not imported")
-    bundles = f"{len(paths)} bundle{'s' * (len(paths) != 1)}"
-    as_a_whole = f"; {whole} bundle{'s' * (whole != 1)} refused as a whole" if whole else ""
-    print(f"{bundles}: {words}{as_a_whole}", file=out)
-    return 1 if refused else 0

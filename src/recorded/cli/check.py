@@ -1,10 +1,9 @@
-"""`--check` and `--list`: what is recorded, without running anything; and which snippets a
-shard takes. Standard library only.
-"""
+"""`--check` and `--list`: what is recorded, without running anything; and which snippets a shard takes."""
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
 from ..config import lessons
 from ..config.lessons import Lesson, lesson_of, title
@@ -33,48 +32,38 @@ def say_part(part: shard.Shard) -> None:
         print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
 
 
-def in_parts(items: list[Status], parts: dict[str, shard.Shard]) -> list[Status]:
-    """The items the shards take: ``parts`` holds one shard.Shard per target of the items."""
-    return [i for i in items if i.snippet.name in parts[i.target].names]
-
-
-def show_list(items: list[Status], declared: dict[str, Lesson] | None = None) -> None:
+def show_list(items: list[Status], declared: dict[str, Lesson]) -> None:
     """Every snippet and target with its state, under a line per lesson."""
     width = max((len(i.snippet.name) for i in items), default=10)
     tw = max((len(i.target) for i in items), default=6)
     print(f"{'snippet':<{width}}  {'target':<{tw}}  {'state':<14}  {'last run':>8}  recorded at")
-    declared = declared or {}
     groups: dict[str, list[Status]] = {}
     for i in items:
         groups.setdefault(lesson_of(i.snippet.name), []).append(i)
     for lesson in [n for n in declared if n in groups] + sorted(set(groups) - set(declared)):
         print(f"== {title(declared, lesson)} (snippets/{lesson + '/' if lesson else ''})")
         for i in groups[lesson]:
-            rec = i.recording
-            secs = f"{rec.duration_s:.1f} s" if rec else "-"
-            when = rec.recorded_at if rec else "-"
+            secs, when = (f"{rec.duration_s:.1f} s", rec.recorded_at) if (rec := i.recording) else ("-", "-")
             print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
 
 
-def check(
-    items: list[Status], strict: bool, store: Store, command: str = "python scripts/record_runs.py"
-) -> int:
+def check(items: list[Status], strict: bool, store: Store, command: str) -> int:
     """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh
     (model/renewal.py says which)."""
     problems = [i for i in items if i.state in TO_RECORD]
     rule = renewal.of(store, strict)
-    musts = [
-        "the build and the tests fail on it"
-        if i.state is State.INVALID
-        else rule.why(store.targets.get(i.target), i.snippet.name)
-        for i in problems
-    ]
-    required = [why for why in musts if why]
-    for i, why in zip(problems, musts, strict=True):
-        mark = "error" if why else "note "
-        must = f"; it must be fresh: {why}" if why else ""
+    required = 0
+    for i in problems:
+        invalid = i.state is State.INVALID
+        why = (
+            "the build and the tests fail on it"
+            if invalid
+            else rule.why(store.targets.get(i.target), i.snippet.name)
+        )
+        required += bool(why)
         print(
-            f"{mark} {i.snippet.name} on {i.target}: {i.state.value} ({i.reason.splitlines()[0]}){must}\n"
+            f"{'error' if why else 'note '} {i.snippet.name} on {i.target}: {i.state.value} "
+            f"({i.reason.splitlines()[0]}){f'; it must be fresh: {why}' if why else ''}\n"
             f"      fix: {store.settings.commands.record(i.snippet.name, i.target)}"
         )
     # One tab, one machine: a recording that does not prove its target fails as an error.
@@ -87,24 +76,19 @@ def check(
     # A recording of a snippet renamed or deleted would be left behind, and the build fails on it.
     left = store.orphans()
     for path in left:
-        print(
-            f"error {store.shown(path)}: a recording of no snippet (renamed or deleted?)\n      fix: delete it"
-        )
-    fresh = sum(i.state is State.FRESH for i in items)
-    earlier = sum(i.state is State.STALE for i in items)
+        print(f"error {store.shown(path)}: a recording of no snippet (renamed or deleted?)")
+        print("      fix: delete it")
+    n = Counter(i.state for i in items)
     print(
-        f"{fresh} fresh, {len(problems)} to record ({len(required)} required"
-        + (f"; {earlier} shown from an earlier version of the code" if earlier else "")
-        + "), "
-        f"{sum(i.state is State.NOT_APPLICABLE for i in items)} not applicable"
+        f"{n[State.FRESH]} fresh, {len(problems)} to record ({required} required"
+        + (f"; {n[State.STALE]} shown from an earlier version of the code" if n[State.STALE] else "")
+        + f"), {n[State.NOT_APPLICABLE]} not applicable"
         + (f", {len(left)} left over" if left else "")
     )
     print(machines.here_line(store.targets), file=sys.stderr)
     if rule.here != frozenset(machines.targets_here(store.targets)):
-        print(
-            f"taken for: {', '.join(sorted(rule.here)) or 'none of the targets'} ({renewal.KINDS_HERE})",
-            file=sys.stderr,
-        )
+        taken = ", ".join(sorted(rule.here)) or "none of the targets"
+        print(f"taken for: {taken} ({renewal.KINDS_HERE})", file=sys.stderr)
     return 1 if required or wrong or left else 0
 
 
@@ -116,7 +100,7 @@ def do_check_or_list(opts: Options, store: Store, published: Store, snippets: li
         parts = {t: shard.take(published, snippets, t, opts.shard) for t in names}
         for p in parts.values():
             say_part(p)
-        items = in_parts(items, parts)
+        items = [i for i in items if i.snippet.name in parts[i.target].names]
     if opts.mode == "list":
         show_list(items, lessons.load(store.root))
         print(machines.here_line(store.targets), file=sys.stderr)  # the table stays a table

@@ -1,9 +1,5 @@
-"""The recorder's command line: parse the options, do the one command they ask for, report
-what went wrong in one line. Standard library only.
-
-Importing this module must stay cheap: with nothing stale, a run reads file hashes and
-JSON and exits without starting torch.
-"""
+"""The recorder's command line: parse the options, do the one command they ask for, report what
+went wrong in one line. Importing it stays cheap: with nothing stale, a run never starts torch."""
 
 from __future__ import annotations
 
@@ -13,12 +9,11 @@ import signal
 import sys
 from pathlib import Path
 
-from ..config import lessons, settings
+from ..config import settings
 from ..config.schema import ConfigError
-from ..config.targets import TargetError
 from ..model.escape import SafeStream
-from ..model.files import WriteFailed, locked
-from ..model.recording import Recording, RecordingError
+from ..model.files import WriteFailed, locked, write_atomically
+from ..model.recording import SCHEMA_VERSION, Recording, RecordingError
 from ..model.snippets import SnippetError
 from ..model.store import Store
 from ..recorder import admit, sandbox
@@ -30,7 +25,18 @@ from .check import do_check_or_list
 from .compare import do_compare
 from .options import Options, UsageError, parse_args, program
 from .record import do_record, save_bundle, select
-from .store_tools import do_adopt, do_upgrade
+
+#: What the recorder reports in one line, exit status 2.
+REPORTED = (
+    SnippetError,
+    UsageError,
+    ChoiceError,
+    BundleError,
+    RecordingError,
+    ConfigError,  # the project's declarations (targets, lessons), read as they are needed
+    admit.MachineRefused,
+    SandboxUnavailable,
+)
 
 
 class Terminated(KeyboardInterrupt):
@@ -42,39 +48,31 @@ def _terminate(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None, root: Path | None = None, prog: str | None = None) -> int:
-    """The recorder for the project at root (default: the current folder). ``prog``: how it
-    was started (MODULE, or a script's path as typed); messages name it.
-
-    Everything it prints goes through text.SafeStream: a recording's text never reaches the
-    terminal with its control characters. SIGTERM ends it as Ctrl-C does."""
+    """The recorder for the project at root (default: the current folder); messages name ``prog``
+    (MODULE, or a script's path as typed). Everything it prints goes through SafeStream: a
+    recording's text never reaches the terminal with its control characters."""
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(streams[0]), SafeStream(streams[1])
     try:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: leave SIGTERM as it is
         previous = None
+    unsandboxed = os.environ.get(ALLOW_UNSANDBOXED)
     try:
-        return _main(argv, root, prog)
+        root = Path(root or Path.cwd())
+        name, command = program(prog, root)
+        opts = parse_args(argv, name, command)
+        if opts.allow_unsandboxed:  # for every run this command starts, the checks' and probes' too
+            os.environ[ALLOW_UNSANDBOXED] = "1"
+        return _run(opts, root, name)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         sys.stdout, sys.stderr = streams
-
-
-def _main(argv: list[str] | None, root: Path | None, prog: str | None) -> int:
-    root = Path(root or Path.cwd())
-    name, command = program(prog, root)
-    opts = parse_args(argv, name, command)
-    before = os.environ.get(ALLOW_UNSANDBOXED)
-    if opts.allow_unsandboxed:  # for every run this command starts, the checks' and probes' too
-        os.environ[ALLOW_UNSANDBOXED] = "1"
-    try:
-        return _run(opts, root, name)
-    finally:
-        if before is None:
+        if unsandboxed is None:
             os.environ.pop(ALLOW_UNSANDBOXED, None)
         else:
-            os.environ[ALLOW_UNSANDBOXED] = before
+            os.environ[ALLOW_UNSANDBOXED] = unsandboxed
 
 
 def _run(opts: Options, root: Path, name: str) -> int:
@@ -88,17 +86,7 @@ def _run(opts: Options, root: Path, name: str) -> int:
         return 2
     try:
         return dispatch(opts, published, made)
-    except (
-        SnippetError,
-        UsageError,
-        ChoiceError,
-        BundleError,
-        TargetError,
-        RecordingError,
-        lessons.LessonError,
-        admit.MachineRefused,
-        SandboxUnavailable,
-    ) as exc:
+    except REPORTED as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
     except WriteFailed as exc:
@@ -107,9 +95,8 @@ def _run(opts: Options, root: Path, name: str) -> int:
         return 1
     except KeyboardInterrupt as exc:
         how, code = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-        n = len(made)
         print(
-            f"\n{name}: {how}; recordings finished before it are kept ({n})"
+            f"\n{name}: {how}; recordings finished before it are kept ({len(made)})"
             + (f" and bundled in {opts.bundle}" if opts.bundle else "")
             + "; the run in progress was stopped, its processes ended and its temporary folder removed.",
             file=sys.stderr,
@@ -121,10 +108,8 @@ def _run(opts: Options, root: Path, name: str) -> int:
 def dispatch(opts: Options, published: Store, made: list[Recording]) -> int:
     """Do what the options ask, in the project of ``published`` (its recordings/); each
     recording made is appended to ``made`` as it is written. Raises what cli.main reports."""
-    if opts.out:
-        out = Path(opts.out)
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {opts.out}: exists and is not a folder.")
+    if opts.out and Path(opts.out).exists() and not Path(opts.out).is_dir():
+        raise UsageError(f"--out {opts.out}: exists and is not a folder.")
     store = Store(published.root, Path(opts.out), published.targets) if opts.out else published
     if opts.mode in ("record", "compare"):
         sandbox.required()  # before anything is planned or said: SandboxUnavailable, in one line
@@ -137,13 +122,41 @@ def dispatch(opts: Options, published: Store, made: list[Recording]) -> int:
         if opts.mode == "import":
             return do_import(opts, store)
         if opts.mode == "adopt":
-            return do_adopt(opts, store)
+            assert opts.adopt is not None
+            print("\n".join(admit.adopt(store, *opts.adopt, list(opts.snippets))))
+            return 0
         if opts.mode == "upgrade":
-            return do_upgrade(store)
+            return _upgrade(store)
         snippets = select(store, opts.snippets)
         if opts.mode == "compare":
             return do_compare(opts, published, snippets, made)
         return do_record(opts, store, published, snippets, made)
+
+
+def _upgrade(store: Store) -> int:
+    """Bring every recording up to this version's schema (recording.migrate), as ``asv update``
+    does its results; one that cannot be read is left as it is, and said."""
+    upgraded = current = 0
+    for path in store.recording_files():
+        try:
+            before = path.read_bytes()
+            rec = store.load(path)
+        except (OSError, RecordingError) as exc:
+            print(f"left as it is: {exc}")
+            continue
+        if rec.to_json().encode("utf-8") == before:
+            current += 1
+            continue
+        write_atomically(path, rec.to_json())
+        upgraded += 1
+        code = (
+            ""
+            if rec.code_sha256
+            else " (recorded with an earlier version of the code, which it does not hold)"
+        )
+        print(f"upgraded   {store.shown(path)}{code}")
+    print(f"{upgraded} upgraded to schema {SCHEMA_VERSION}, {current} already current")
+    return 0
 
 
 def _keep(opts: Options, made: list[Recording], name: str) -> None:

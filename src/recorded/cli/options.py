@@ -1,6 +1,4 @@
-"""The recorder's arguments, parsed and checked once into ``Options``, and how the user
-started it (for messages). Standard library only.
-"""
+"""The recorder's arguments, parsed and checked once into ``Options``, and how the user started it."""
 
 from __future__ import annotations
 
@@ -15,8 +13,6 @@ from ..recorder.bundles import MAX_BUNDLE_MB
 
 #: What ``main(prog=...)`` takes for `python -m recorded`; a script passes its own path.
 MODULE = "-m"
-
-
 SCRIPT = "scripts/record_runs.py"
 
 
@@ -26,7 +22,7 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Options:
-    """What the user asked for, parsed and checked once (cli.parse_args)."""
+    """What the user asked for (parse_args); each field is the option of its name."""
 
     mode: str = "record"
     snippets: tuple[str, ...] = ()
@@ -35,8 +31,8 @@ class Options:
     replace_machine: bool = False
     timeout: float | None = None
     fail_fast: bool = False
-    refuse_busy: bool = True  # a timing run on a busy machine is not kept (--keep-busy keeps it)
-    runs: int | None = None  # fresh runs of a timing snippet; None: the project's setting
+    refuse_busy: bool = True
+    runs: int | None = None  # None: the project's setting
     strict: bool = False
     bundle: str | None = None
     allow_stale: bool = False
@@ -44,13 +40,13 @@ class Options:
     out: str | None = None
     adopt: tuple[str, str] | None = None
     files: tuple[str, ...] = ()  # --import's bundles
-    max_bundle_mb: float = MAX_BUNDLE_MB  # --import reads no larger bundle
-    budget: float | None = None  # seconds the runs may take, by the stored durations
-    allow_unsandboxed: bool = False  # run snippets without the sandbox where it cannot run
+    max_bundle_mb: float = MAX_BUNDLE_MB
+    budget: float | None = None
+    allow_unsandboxed: bool = False
     #: The recorder as the user started it, for message prefixes ("scripts/record_runs.py"),
     #: and as a command to type again, interpreter included, for fix lines.
-    prog: str = "scripts/record_runs.py"
-    command: str = "python scripts/record_runs.py"
+    prog: str = SCRIPT
+    command: str = f"python {SCRIPT}"
 
 
 #: The --help examples; {prog} is the recorder as the user started it. Each command stands
@@ -108,24 +104,59 @@ exit status: 0 done; 1 a run failed, something must be recorded (--check) or a b
 refused (--import); 2 bad usage (nothing was run or written)
 """
 
+#: Each option's help, by its dest; argparse reflows it.
+HELP = {
+    "snippets": "snippet paths (under snippets/, or with the snippets/ prefix); default: all. A named "
+    "snippet runs only if its recording is missing, stale or failed, unless --force",
+    "target": "a target from pyproject.toml ([tool.recorded.targets.NAME]), or several separated by commas; "
+    "'all': every target this machine can run (the default when recording); 'auto': the first of "
+    "[tool.recorded] auto that this machine can run (the default with --compare)",
+    "force": "re-record even fresh recordings",
+    "replace_machine": "with --target: re-record its whole tab here, replacing another machine's",
+    "timeout": "per-snippet limit (default: the snippet's own, else 300)",
+    "fail_fast": "stop at the first failed run",
+    "refuse_busy": "the default: do not record a timing snippet (metadata timing = true) while other work "
+    "uses more than a quarter of the CPUs, before or after a run",
+    "keep_busy": "keep a timing snippet's run even when other work used more than a quarter of the CPUs "
+    "around it (the recording says how busy the machine was)",
+    "runs": "how many times to run each timing snippet, each in a fresh process (default: [tool.recorded] "
+    "runs in pyproject.toml, else 3); the page shows how many runs gave each verdict",
+    "check": "run nothing; list missing, stale and failed recordings",
+    "list": "run nothing; show every snippet and target with its state",
+    "compare": "run the snippets here without touching recordings/ and print this machine's verdict and "
+    "timing lines beside the published ones",
+    "adopt": "move recordings/FROM/ to target TO, each only if its machine fits TO",
+    "upgrade": "run nothing; rewrite every recording in recordings/ (or --out) in this version's schema",
+    "files": "merge bundles (from --bundle) into recordings/, each all or nothing",
+    "strict": "with --check: every target's recordings must be fresh, not only those marked required "
+    "(the release rule)",
+    "bundle": "also write every recording this run made into FILE (atomically); a folder (an existing one, "
+    "or a path ending in /): into a file there named for the kinds, the machine and the date",
+    "allow_unsandboxed": "where bubblewrap cannot make a sandbox (not installed, user namespaces off), run "
+    "snippets without one: they can then write wherever you can. Without it such a machine records nothing",
+    "budget": "record only what fits in this many seconds by the durations recordings/ stores: what is "
+    "missing, stale or failed first, a device's target first, then the oldest; the rest is said and left",
+    "max_bundle_mb": f"with --import: read no bundle larger than this (default {MAX_BUNDLE_MB:g} MB)",
+    "allow_stale": "with --import: import recordings of an earlier version of a snippet's code, shown "
+    "labelled as such",
+    "shard": "take only shard I of N: the snippets split across N runners, balanced by their recorded "
+    "durations",
+    "out": "use DIR instead of recordings/ (DIR/<target>/<snippet>.json): to record into, or with --compare "
+    "to keep this machine's runs",
+}
+
 
 def program(started: str | None, root: Path) -> tuple[str, str]:
-    """How the user started the recorder, said once for every message: its name for usage
-    lines and error prefixes (``scripts/record_runs.py``, ``python -m recorded``), and the
-    command to type again from the project folder, interpreter included
-    (``.venv/bin/python scripts/record_runs.py``). ``started`` is MODULE, a script's path as
+    """The recorder's name for messages (``scripts/record_runs.py``, ``python -m recorded``) and
+    the command to type again, interpreter included. ``started``: MODULE, a script's path as
     typed (sys.argv[0]), or None (a caller in Python: the documented script)."""
     python = this_python(root)
     if started == MODULE:
         return f"{python} -m recorded", f"{python} -m recorded"
     script = Path(started or SCRIPT)
-    shown = script.as_posix()
-    if script.is_absolute():
-        try:
-            shown = script.resolve().relative_to(Path(root).resolve()).as_posix()
-        except ValueError:
-            pass  # a script outside the project: its full path
-    return shown, f"{python} {shown}"
+    if script.is_absolute() and script.resolve().is_relative_to(root.resolve()):
+        script = script.resolve().relative_to(root.resolve())  # else a script outside: its full path
+    return script.as_posix(), f"{python} {script.as_posix()}"
 
 
 def _shard_arg(text: str) -> tuple[int, int]:
@@ -145,177 +176,38 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         epilog=EPILOG.format(prog=prog),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _what_and_how(p)
-    _modes(p)
-    _files_and_limits(p)
-    args = p.parse_args(argv)
-    _refuse_combinations(p, args)
-    return Options(
-        mode=_mode(args),
-        snippets=tuple(args.snippets),
-        target=args.target,
-        force=args.force,
-        replace_machine=args.replace_machine,
-        timeout=args.timeout,
-        fail_fast=args.fail_fast,
-        refuse_busy=not args.keep_busy,
-        runs=args.runs,
-        strict=args.strict,
-        bundle=args.bundle,
-        allow_stale=args.allow_stale,
-        shard=args.shard,
-        out=args.out,
-        adopt=tuple(args.adopt) if args.adopt else None,
-        files=tuple(args.import_ or ()),
-        max_bundle_mb=args.max_bundle_mb,
-        budget=args.budget,
-        allow_unsandboxed=args.allow_unsandboxed,
-        prog=prog,
-        command=command,
-    )
-
-
-def _what_and_how(p: argparse.ArgumentParser) -> None:
-    """Which snippets on which targets, and how each run goes."""
-    p.add_argument(
-        "snippets",
-        nargs="*",
-        metavar="SNIPPET",
-        help="snippet paths (under snippets/, or with the snippets/ prefix); default: all. "
-        "A named snippet runs only if its recording is missing, stale or failed, "
-        "unless --force",
-    )
-    p.add_argument(
-        "--target",
-        default=None,
-        metavar="NAME",
-        help="a target from pyproject.toml ([tool.recorded.targets.NAME]), or several "
-        "separated by commas; 'all': every target this machine can run (the "
-        "default when recording); 'auto': the first of [tool.recorded] auto "
-        "that this machine can run (the default with --compare)",
-    )
-    p.add_argument("--force", action="store_true", help="re-record even fresh recordings")
-    p.add_argument(
-        "--replace-machine",
-        action="store_true",
-        help="with --target: re-record its whole tab here, replacing another machine's",
-    )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        metavar="SECONDS",
-        help="per-snippet limit (default: the snippet's own, else 300)",
-    )
-    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    p.add_argument("snippets", nargs="*", metavar="SNIPPET", help=HELP["snippets"])
+    p.add_argument("--target", metavar="NAME", help=HELP["target"])
+    p.add_argument("--force", action="store_true", help=HELP["force"])
+    p.add_argument("--replace-machine", action="store_true", help=HELP["replace_machine"])
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help=HELP["timeout"])
+    p.add_argument("--fail-fast", action="store_true", help=HELP["fail_fast"])
     busy = p.add_mutually_exclusive_group()
-    busy.add_argument(
-        "--refuse-busy",
-        action="store_true",
-        help="the default: do not record a timing snippet (metadata timing = true) while other "
-        "work uses more than a quarter of the CPUs, before or after a run",
-    )
-    busy.add_argument(
-        "--keep-busy",
-        action="store_true",
-        help="keep a timing snippet's run even when other work used more than a quarter of the "
-        "CPUs around it (the recording says how busy the machine was)",
-    )
+    busy.add_argument("--refuse-busy", action="store_true", default=True, help=HELP["refuse_busy"])
+    busy.add_argument("--keep-busy", action="store_false", dest="refuse_busy", help=HELP["keep_busy"])
+    p.add_argument("--runs", type=int, metavar="N", help=HELP["runs"])
+    modes = p.add_mutually_exclusive_group()  # what to do instead of recording
+    for mode in ("check", "list", "compare"):
+        modes.add_argument(f"--{mode}", dest="mode", action="store_const", const=mode, help=HELP[mode])
+    modes.add_argument("--adopt", nargs=2, metavar=("FROM", "TO"), help=HELP["adopt"])
+    modes.add_argument("--upgrade", dest="mode", action="store_const", const="upgrade", help=HELP["upgrade"])
+    modes.add_argument("--import", dest="files", nargs="+", metavar="FILE", help=HELP["files"])
+    p.add_argument("--strict", action="store_true", help=HELP["strict"])
+    p.add_argument("--bundle", metavar="FILE", help=HELP["bundle"])
+    p.add_argument("--allow-unsandboxed", action="store_true", help=HELP["allow_unsandboxed"])
+    p.add_argument("--budget", type=float, metavar="SECONDS", help=HELP["budget"])
     p.add_argument(
-        "--runs",
-        type=int,
-        metavar="N",
-        help="how many times to run each timing snippet, each in a fresh process (default: "
-        "[tool.recorded] runs in pyproject.toml, else 3); the page shows how many runs gave each verdict",
+        "--max-bundle-mb", type=float, default=MAX_BUNDLE_MB, metavar="MB", help=HELP["max_bundle_mb"]
     )
-
-
-def _modes(p: argparse.ArgumentParser) -> None:
-    """What to do instead of recording; one at most."""
-    modes = p.add_mutually_exclusive_group()
-    modes.add_argument(
-        "--check", action="store_true", help="run nothing; list missing, stale and failed recordings"
-    )
-    modes.add_argument(
-        "--list", action="store_true", help="run nothing; show every snippet and target with its state"
-    )
-    modes.add_argument(
-        "--compare",
-        action="store_true",
-        help="run the snippets here without touching recordings/ and print this "
-        "machine's verdict and timing lines beside the published ones",
-    )
-    modes.add_argument(
-        "--adopt",
-        nargs=2,
-        metavar=("FROM", "TO"),
-        help="move recordings/FROM/ to target TO, each only if its machine fits TO",
-    )
-    modes.add_argument(
-        "--upgrade",
-        action="store_true",
-        help="run nothing; rewrite every recording in recordings/ (or --out) in this version's schema",
-    )
-    modes.add_argument(
-        "--import",
-        dest="import_",
-        nargs="+",
-        metavar="FILE",
-        help="merge bundles (from --bundle) into recordings/, each all or nothing",
-    )
-
-
-def _files_and_limits(p: argparse.ArgumentParser) -> None:
-    """Where recordings and bundles go, and the limits a run or an import keeps to."""
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="with --check: every target's recordings must be fresh, not only those "
-        "marked required (the release rule)",
-    )
-    p.add_argument(
-        "--bundle",
-        metavar="FILE",
-        help="also write every recording this run made into FILE (atomically); a folder (an existing "
-        "one, or a path ending in /): into a file there named for the kinds, the machine and the date",
-    )
-    p.add_argument(
-        "--allow-unsandboxed",
-        action="store_true",
-        help="where bubblewrap cannot make a sandbox (not installed, user namespaces off), run snippets "
-        "without one: they can then write wherever you can. Without it such a machine records nothing",
-    )
-    p.add_argument(
-        "--budget",
-        type=float,
-        metavar="SECONDS",
-        help="record only what fits in this many seconds by the durations recordings/ stores: what is "
-        "missing, stale or failed first, a device's target first, then the oldest; the rest is said and left",
-    )
-    p.add_argument(
-        "--max-bundle-mb",
-        type=float,
-        default=MAX_BUNDLE_MB,
-        metavar="MB",
-        help=f"with --import: read no bundle larger than this (default {MAX_BUNDLE_MB:g} MB)",
-    )
-    p.add_argument(
-        "--allow-stale",
-        action="store_true",
-        help="with --import: import recordings of an earlier version of a snippet's code, shown labelled as such",
-    )
-    p.add_argument(
-        "--shard",
-        type=_shard_arg,
-        metavar="I/N",
-        help="take only shard I of N: the snippets split across N runners, balanced "
-        "by their recorded durations",
-    )
-    p.add_argument(
-        "--out",
-        metavar="DIR",
-        help="use DIR instead of recordings/ (DIR/<target>/<snippet>.json): to "
-        "record into, or with --compare to keep this machine's runs",
-    )
+    p.add_argument("--allow-stale", action="store_true", help=HELP["allow_stale"])
+    p.add_argument("--shard", type=_shard_arg, metavar="I/N", help=HELP["shard"])
+    p.add_argument("--out", metavar="DIR", help=HELP["out"])
+    args = p.parse_args(argv)
+    args.mode = "adopt" if args.adopt else "import" if args.files else args.mode or "record"
+    _refuse_combinations(p, args)
+    args.snippets, args.files = tuple(args.snippets), tuple(args.files or ())
+    args.adopt = tuple(args.adopt) if args.adopt else None
+    return Options(**vars(args), prog=prog, command=command)
 
 
 def _refuse_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -324,36 +216,17 @@ def _refuse_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -
         p.error("--timeout takes a positive number of seconds")
     if args.runs is not None and not 1 <= args.runs <= MAX_RUNS:
         p.error(f"--runs takes a whole number from 1 to {MAX_RUNS}")
-    if args.bundle and (args.check or args.list or args.import_):
+    if args.bundle and args.mode in ("check", "list", "import"):
         p.error("--bundle goes with a run that records (or --compare), not with --check, --list or --import")
-    if args.allow_stale and not args.import_:
+    if args.allow_stale and args.mode != "import":
         p.error("--allow-stale goes with --import")
     if args.budget is not None and args.budget <= 0:
         p.error("--budget takes a positive number of seconds")
     if args.max_bundle_mb <= 0:
         p.error("--max-bundle-mb takes a positive number of megabytes")
-    if args.import_ and args.snippets:
+    if args.files and args.snippets:
         p.error("--import takes bundle files only; the snippets they hold are imported")
     if args.replace_machine and (args.target in (None, "all", "auto") or args.snippets):
         p.error("--replace-machine takes --target NAME and no snippets: it re-records every snippet")
-    if args.import_ and args.shard:
+    if args.files and args.shard:
         p.error("--shard goes with recording, --compare, --check or --list, not with --import")
-
-
-def _mode(args: argparse.Namespace) -> str:
-    """The mode a run is in: the one named, else recording."""
-    return next(
-        (
-            m
-            for m, on in (
-                ("check", args.check),
-                ("list", args.list),
-                ("compare", args.compare),
-                ("adopt", args.adopt),
-                ("import", args.import_),
-                ("upgrade", args.upgrade),
-            )
-            if on
-        ),
-        "record",
-    )

@@ -1,10 +1,9 @@
-"""`record_runs.py` (and ``--out``): record what is missing, stale or failed on the chosen
-targets. Standard library only.
-"""
+"""`record_runs.py` (and ``--out``): record what is missing, stale or failed on the chosen targets."""
 
 from __future__ import annotations
 
 import sys
+from functools import cache, partial
 from pathlib import Path
 
 from ..model.recording import Recording
@@ -14,19 +13,14 @@ from ..recorder import admit, budget, shard
 from ..recorder.bundles import bundle_name, write_bundle
 from ..recorder.choose import ALL, choose
 from ..recorder.record import plan, record, to_run
-from .check import in_parts, say_part
+from .check import say_part
 from .options import Options, UsageError
 
 
 def select(store: Store, names: tuple[str, ...]) -> list[Snippet]:
-    if not names:
-        return discover(store.snippets_dir)
-    chosen = []
-    for name in names:
-        name = name.replace("\\", "/")
-        name = name.removeprefix("./").removeprefix("snippets/")
-        chosen.append(load(store.snippets_dir, name))
-    return chosen
+    """The named snippets (paths as typed: ./snippets/x.py), else every one."""
+    paths = [n.replace("\\", "/").removeprefix("./").removeprefix("snippets/") for n in names]
+    return [load(store.snippets_dir, path) for path in paths] if names else discover(store.snippets_dir)
 
 
 def cannot(store: Store, name: str, why: str, done: str = "recorded") -> UsageError:
@@ -40,32 +34,30 @@ def cannot(store: Store, name: str, why: str, done: str = "recorded") -> UsageEr
 
 
 def save_bundle(path: str | None, made: list[Recording]) -> None:
-    """Write the bundle; into a folder (one that exists, or a path ending in /), under a name
-    that says what it holds."""
+    """Into a folder (one that exists, or a path ending in /): under a name that says what it holds."""
     if path is None:
         return
     where = Path(path)
     if where.is_dir() or path.endswith(("/", "\\")):
         where = where / bundle_name(made)
     write_bundle(where, made)
-    n = len(made)
-    print(f"bundle {where}: {n} recording{'s' * (n != 1)}", file=sys.stderr)
+    print(f"bundle {where}: {len(made)} recording{'s' * (len(made) != 1)}", file=sys.stderr)
 
 
 def do_record(
     opts: Options, store: Store, published: Store, snippets: list[Snippet], made: list[Recording]
 ) -> int:
     """Record on the named targets, on every target this machine can run, or on the auto one."""
-    parts: dict[str, shard.Shard] = {}  # each target's shard, computed once
-    planned: dict[str, list[Status]] = {}
 
+    @cache  # each target's plan and shard, computed once
+    def part(t: str) -> shard.Shard:
+        assert opts.shard is not None
+        return shard.take(published, snippets, t, opts.shard)
+
+    @cache
     def items_for(t: str) -> list[Status]:
-        if t not in planned:
-            planned[t] = plan(store, snippets, (t,))
-            if opts.shard:
-                parts[t] = shard.take(published, snippets, t, opts.shard)
-                planned[t] = in_parts(planned[t], parts)
-        return planned[t]
+        items = plan(store, snippets, (t,))
+        return [i for i in items if i.snippet.name in part(t).names] if opts.shard else items
 
     choice = choose(
         store.targets,
@@ -83,72 +75,79 @@ def do_record(
                 "or stale recordings are left for a machine that can",
                 file=sys.stderr,
             )
-
-    plan_ = budget.fit(
-        published,
-        [i for n in choice.chosen for i in to_run(items_for(n), opts.force)],
-        opts.runs or 1,
-        opts.budget,
-    )
+    all_work = [i for n in choice.chosen for i in to_run(items_for(n), opts.force)]
+    plan_ = budget.fit(published, all_work, opts.runs or 1, opts.budget)
     _say_plan(plan_, opts.budget)
     kept = {(i.snippet.name, i.target) for i in plan_.kept}
     failed_runs = 0
     for name in choice.chosen:
-        items = items_for(name)
-        work = [i for i in to_run(items, opts.force) if (i.snippet.name, i.target) in kept]
         if opts.shard:
-            say_part(parts[name])
+            say_part(part(name))
+        work = [i for i in to_run(items_for(name), opts.force) if (i.snippet.name, i.target) in kept]
         if not work and not opts.replace_machine:
-            skipped = sum(i.state is State.NOT_APPLICABLE for i in items)
-            print(
-                f"nothing to record on {name}: {len(items) - skipped} fresh"
-                + (f", {skipped} not applicable" if skipped else "")
-                + (f" in {opts.out}" if opts.out else ""),
-                file=sys.stderr,
-            )
+            _say_nothing(opts, name, items_for(name))
             continue
-        before = len(made)
-
-        def keep(rec: Recording, written: bool) -> None:
-            if written:
-                made.append(rec)
-
-        def record_into(into: Store, work: list[Status], admits) -> tuple[list[Recording], list[Status]]:
-            return record(
-                into,
-                work,
-                timeout=opts.timeout,
-                fail_fast=opts.fail_fast,
-                admit=admits,
-                on_run=None if opts.replace_machine else keep,
-                refuse_busy=opts.refuse_busy,
-                runs=opts.runs or 1,
-            )
-
         try:
-            if opts.replace_machine:
-                made.extend(admit.replace_machine(store, snippets, name, record_into))
-                failed: list[Status] = []
-            else:
-                _, failed = record_into(
-                    store, work, lambda t, info: admit.admit(store, t, info, opts.command)
-                )
+            failed = _record_on(opts, store, snippets, name, work, made)
         except admit.MachineRefused as exc:
             if choice.named:
                 raise
             print(f"skipped {name}: {exc}", file=sys.stderr)
             continue
-        failed_runs += len(failed)
-        print(
-            f"recorded {len(made) - before} of {len(work)} on {name}"
-            + (f" into {opts.out}" if opts.out else "")
-            + (f"; {len(failed)} failed" if failed else ""),
-            file=sys.stderr,
-        )
+        failed_runs += failed
         if failed and opts.fail_fast:
             break
     save_bundle(opts.bundle, made)
     return 1 if failed_runs else 0
+
+
+def record_with(opts: Options, into: Store, work: list[Status], admits=None, on_run=None):
+    """``record`` with the options' limits; ``on_run(recording, written)`` after each snippet."""
+    return record(
+        into,
+        work,
+        timeout=opts.timeout,
+        fail_fast=opts.fail_fast,
+        on_run=on_run,
+        refuse_busy=opts.refuse_busy,
+        admit=admits,
+        runs=opts.runs or 1,
+    )
+
+
+def _record_on(
+    opts: Options, store: Store, snippets: list[Snippet], name: str, work: list[Status], made: list[Recording]
+) -> int:
+    """Run one target's ``work`` (or its whole tab, with --replace-machine); how many runs failed."""
+
+    def keep(rec: Recording, written: bool) -> None:
+        if written:
+            made.append(rec)
+
+    before = len(made)
+    failed: list[Status] = []
+    if opts.replace_machine:  # it writes the runs, all or none, once every one succeeded
+        made.extend(admit.replace_machine(store, snippets, name, partial(record_with, opts)))
+    else:
+        admits = partial(admit.admit, store, command=opts.command)
+        _, failed = record_with(opts, store, work, admits, keep)
+    print(
+        f"recorded {len(made) - before} of {len(work)} on {name}"
+        + (f" into {opts.out}" if opts.out else "")
+        + (f"; {len(failed)} failed" if failed else ""),
+        file=sys.stderr,
+    )
+    return len(failed)
+
+
+def _say_nothing(opts: Options, name: str, items: list[Status]) -> None:
+    skipped = sum(i.state is State.NOT_APPLICABLE for i in items)
+    print(
+        f"nothing to record on {name}: {len(items) - skipped} fresh"
+        + (f", {skipped} not applicable" if skipped else "")
+        + (f" in {opts.out}" if opts.out else ""),
+        file=sys.stderr,
+    )
 
 
 def _say_plan(plan_: budget.Plan, seconds: float | None) -> None:
