@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sybil import Document, Example, Region
 
+from ..config.settings import switched_on
 from ..model import claims, escape, findings, renewal
 from ..model.snippets import Snippet, SnippetError, load
 from ..model.store import Store
@@ -87,7 +88,7 @@ class RecordedParser:
         """What is wrong with the snippet's recordings for this block (model/findings.py, the
         rule the site shares), each problem naming the recording and the command that renews it."""
         if self._renewal is None:  # read once: the machine and the tree stay as they are for a session
-            strict = os.environ.get("RECORDINGS_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
+            strict = switched_on(os.environ.get("RECORDINGS_STRICT", ""))
             self._renewal = renewal.of(self.store, strict)
         problems = []
         for t in self.store.targets:

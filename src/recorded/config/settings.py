@@ -19,6 +19,11 @@ from .schema import Key
 MAX_RUNS = 20
 
 
+def switched_on(value: str) -> bool:
+    """Whether an environment variable's text turns a setting on, the one reading of it."""
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
 def _positive(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 

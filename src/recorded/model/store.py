@@ -66,6 +66,7 @@ class Store:
                 f"{self.shown(linked)}: is a symbolic link; recordings are files in the tree, "
                 f"so nothing is read through it. Fix: delete the link, then run `{self.settings.commands.record()}`."
             )
+        # Read as recorder/bundle_file.py reads a bundle, on purpose: each says its own fix.
         try:
             data = read_json(path.read_text(encoding="utf-8"))
         except RecursionError:

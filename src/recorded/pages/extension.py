@@ -19,6 +19,7 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 from pymdownx.blocks import BlocksExtension
 
+from ..config.settings import switched_on
 from ..model import escape, renewal
 from ..model.snippets import SnippetError, load
 from ..model.store import Store
@@ -191,7 +192,7 @@ class RecordedExtension(BlocksExtension):
         md.treeprocessors.register(_CheckAllRead(page), "recorded_check", 1)
         strict = self.getConfig("strict")
         if isinstance(strict, str):  # from an environment variable via !ENV
-            strict = strict.strip().lower() in ("1", "true", "yes", "on")
+            strict = switched_on(strict)
         renewal_ = project.renewals[bool(strict)]
         block_mgr.register(RecordedBlock, {"store": project.store, "page": page, "renewal": renewal_})
         settings = {"store": project.store, "page": page, "docs": project.docs_dir}

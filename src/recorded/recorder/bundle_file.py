@@ -147,6 +147,7 @@ def _parsed(path: Path, max_mb: float) -> object:
         raise BundleError(f"{where}: is a folder, not a bundle file.") from None
     except OSError as exc:
         raise BundleError(f"{where}: cannot be read ({exc.strerror or exc}).") from None
+    # Read as model/store.py reads a recording, on purpose: each says its own fix.
     try:
         return read_json(raw.decode("utf-8"))
     except RecursionError:

@@ -273,7 +273,12 @@ def _printed(target: Target, python: str) -> tuple[str, subprocess.CompletedProc
             )
         except (OSError, subprocess.SubprocessError) as exc:
             raise TargetCheckFailed(f"its check could not run ({exc})") from None
-    return (done.stdout.strip().splitlines() or [""])[-1].strip(), done
+    return last_line(done.stdout), done
+
+
+def last_line(text: str) -> str:
+    """The last line a probe or check printed: its answer, or the error that ended it."""
+    return (text.strip().splitlines() or [""])[-1].strip()
 
 
 @functools.cache
@@ -288,7 +293,7 @@ def check(target: Target, python: str = sys.executable) -> str | None:
         return None
     printed, done = _printed(target, python)
     if done.returncode != 0 or printed != target.check.prints:
-        why = (done.stderr.strip().splitlines() or [""])[-1] if done.returncode else ""
+        why = last_line(done.stderr) if done.returncode else ""
         raise TargetCheckFailed(
             f"its check printed {printed!r}, not {target.check.prints!r}"
             + (f" (exit code {done.returncode}: {why})" if done.returncode else "")

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config.settings import Settings
+from ..config.settings import Settings, switched_on
 
 #: Set to 1 to run snippets without a sandbox where bubblewrap cannot run.
 ALLOW_UNSANDBOXED = "RECORDED_ALLOW_UNSANDBOXED"
@@ -104,7 +104,7 @@ def required() -> bool:
     why = why_not()
     if why is None:
         return True
-    if os.environ.get(ALLOW_UNSANDBOXED, "").strip().lower() in ("1", "true", "yes", "on"):
+    if switched_on(os.environ.get(ALLOW_UNSANDBOXED, "")):
         return False
     raise SandboxUnavailable(
         f"snippets run in a sandbox, and {why}. Nothing was run. Install or allow bubblewrap, or "

@@ -45,13 +45,13 @@ def _last_json(
             done = runner.run_code(python, script, Path(tmp), env, device)
     except (OSError, subprocess.SubprocessError) as exc:
         raise error(f"could not run {what} with {python} ({exc})") from None
-    last = (done.stdout.strip().splitlines() or [""])[-1]
+    last = runner.last_line(done.stdout)
     try:
         if done.returncode == 0:
             return json.loads(last)
     except ValueError:
         pass
-    why = (done.stderr.strip().splitlines() or [""])[-1]
+    why = runner.last_line(done.stderr)
     raise error(
         f"{what} did not print JSON as its last line (it printed {last!r}"
         + (f", exit code {done.returncode}: {why}" if done.returncode else "")
