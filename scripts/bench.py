@@ -509,7 +509,7 @@ def peer_ratio(root: Path, repeat: int, work: Path, ours: Figure) -> Figure:
 
 # -- Lighthouse: the reader's side ---------------------------------------------------------
 
-#: The flags the browser tests give Chromium (tests/test_browser.py), headless and quiet.
+#: The flags the browser tests give Chromium (tests/project/test_browser.py), headless and quiet.
 CHROME_FLAGS = (
     "--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
     "--disable-component-update --disable-sync"

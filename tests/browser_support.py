@@ -1,4 +1,4 @@
-"""What tests/test_browser.py uses beside its fixtures and tests: building and serving the
+"""What tests/project/test_browser.py uses beside its fixtures and tests: building and serving the
 site, reading which tab each recorded output shows, measuring text contrast, and running
 axe-core on a page."""
 

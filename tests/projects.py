@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterable
 from pathlib import Path
@@ -274,3 +277,21 @@ class Project:
         names, configs = site_extensions()
         configs["recorded.pages.extension"] = {"root": str(self.root), "strict": strict}
         return markdown.Markdown(extensions=names, extension_configs=configs).convert(page)
+
+
+MKDOCS = Path(sys.executable).parent / "mkdocs"
+
+
+def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess:
+    """The strict build of the site at ``root`` into ``site``, as a contributor runs it."""
+    # The environment passes through as it is: with RECORDINGS_STRICT=1 (the release rule)
+    # a missing CUDA recording fails this build, as it should.
+    return subprocess.run(
+        [str(MKDOCS), "build", "--strict", "-d", str(site)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        check=False,
+    )

@@ -246,6 +246,7 @@ def test_failing_live_run_fails_with_its_stderr(project):
     assert "ValueError: boom" in message
 
 
+# The same malformed blocks as in pages/test_markdown_ext.py, on purpose: the tests and the site must refuse alike.
 @pytest.mark.parametrize(
     "header, body, message",
     [

@@ -15,7 +15,6 @@ import nbformat
 import pytest
 
 from fakes import FAKE_GPU
-from pages import highlighted, output_tabs
 from projects import CPU, Project, auto, target
 from recorded import cli, notebook
 from recorded.config import devices, targets
@@ -23,8 +22,9 @@ from recorded.config.lessons import load as load_lessons
 from recorded.model import describe
 from recorded.model.machines import Machine
 from recorded.model.store import Store
+from rendering import highlighted, output_tabs
 
-ENGINE = Path(__file__).resolve().parents[1] / "src" / "recorded"
+ENGINE = Path(__file__).resolve().parents[2] / "src" / "recorded"
 
 PROBE = 'import json; print(json.dumps({"name": "Made-up NPU 1", "cores": 8, "memory_gib": 16.0}))'
 

@@ -9,7 +9,7 @@ from recorded.model.snippets import discover
 from recorded.model.store import Store
 from recorded.pages import blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STORE = Store(ROOT)
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from pages import block, output_tabs, page
 from projects import Project
 from recorded import cli
 from recorded.config import targets
@@ -27,8 +26,9 @@ from recorded.model.snippets import SnippetError, load
 from recorded.model.store import Store
 from recorded.recorder import runner
 from recorded.recorder.bundles import bundle_json
+from rendering import block, output_tabs, page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Written out, not built with projects.target(): the refused-config tests below edit this text.
 THREE = """

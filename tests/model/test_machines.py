@@ -26,7 +26,7 @@ from recorded.recorder import admit
 from recorded.recorder.bundles import bundle_json
 from recorded.recorder.choose import ChoiceError, choose
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Written out, not built with projects.target(): the refused-config tests below edit this text.
 KINDS = """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-SNIPPETS = Path(__file__).resolve().parents[1] / "snippets"
+SNIPPETS = Path(__file__).resolve().parents[2] / "snippets"
 RULE = ("MIN_EFFECT", "spread", "verdict")
 REGION = re.compile(r"^\s*# (?:end)?region\b")
 

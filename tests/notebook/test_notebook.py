@@ -1,7 +1,7 @@
 """Each lesson's notebook (docs/lesson.ipynb, say), generated from its pages and the recordings.
 
 For every lesson in pyproject.toml that declares a notebook, what `make record` writes
-(tests/test_generated.py checks that the committed one is that) must hold every snippet of
+(tests/pages/test_generated.py checks that the committed one is that) must hold every snippet of
 the lesson's pages in page order with its CPU recording as output, and run top to bottom in
 Jupyter (the slow test: the session's one run of the notebook, checks/live.py).
 """
@@ -29,7 +29,7 @@ from recorded.notebook.prose import Links, convert_markdown, page_parts
 from recorded.pages import blocks
 from recorded.pages.site import read_site
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The one command that writes everything made from the recordings, the notebook included.
 COMMAND = Store(ROOT).settings.commands.all
 #: The lessons with a notebook, from pyproject.toml: every test below runs once for each.
@@ -70,7 +70,7 @@ def rendered(lesson: Lesson) -> str:
 
 def generated(lesson: Lesson) -> nbformat.NotebookNode:
     """The notebook the command writes now (a new copy each time: running it changes it);
-    tests/test_generated.py checks the committed one against it, so a notebook left behind by
+    tests/pages/test_generated.py checks the committed one against it, so a notebook left behind by
     a re-recording is reported once, not here."""
     return nbformat.reads(rendered(lesson), as_version=4)
 

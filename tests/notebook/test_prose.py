@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from seed_fingerprint import FINGERPRINT, copied, read_fingerprint, runs, words
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from recorded.pages import blocks
 from recorded.recorder import runner
 from recorded.recorder.runner import RunResult
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PRINTED = ["nothing any block claims"]
 
 TRICKY = """\

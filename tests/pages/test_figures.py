@@ -1,5 +1,5 @@
 """The figures are drawn from the recordings: a re-recording must be followed by a redraw
-(tests/test_generated.py checks the committed ones), and each is shown with alt text."""
+(tests/pages/test_generated.py checks the committed ones), and each is shown with alt text."""
 
 import shutil
 from pathlib import Path
@@ -10,7 +10,7 @@ from recorded.config import lessons
 from recorded.model.store import Store
 from recorded.pages.figures import WIDTH, lesson_figures, out_of_date, path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LESSONS = [lesson for lesson in lessons.load(ROOT).values() if lesson.figures]
 FIGURES = [(lesson, fig) for lesson in LESSONS for fig in lesson_figures(ROOT, lesson)]
 

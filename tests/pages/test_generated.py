@@ -18,7 +18,7 @@ from recorded.model.store import Store
 from recorded.notebook import notebook_path, render
 from recorded.pages import figures
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def notebook_diff(lesson: lessons.Lesson) -> str | None:

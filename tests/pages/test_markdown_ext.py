@@ -11,9 +11,9 @@ import re
 import markdown
 import pytest
 
-from pages import block, highlighted, output_tabs, page
 from projects import MACHINE, OTHER_MACHINE, SNIPPET, THREE, Project, site_extensions
 from recorded.model import machines
+from rendering import block, highlighted, output_tabs, page
 
 CUDA_SNIPPET = 'print("on the gpu")\n'  # written with requires=["cuda"]
 
@@ -177,6 +177,7 @@ def test_claim_a_fresh_recording_does_not_print_warns(project, warnings):
 # -- blocks that cannot be shown -----------------------------------------------------------
 
 
+# The same malformed blocks as in checks/test_sybil_parser.py, on purpose: the tests and the site must refuse alike.
 @pytest.mark.parametrize(
     "header, body, message",
     [

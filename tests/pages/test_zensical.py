@@ -15,7 +15,7 @@ from site_tools import copy_site
 from recorded.config import targets
 from recorded.pages import blocks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ZENSICAL = Path(sys.executable).parent / "zensical"
 pytestmark = pytest.mark.build
 

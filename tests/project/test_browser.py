@@ -40,7 +40,7 @@ from recorded.model.snippets import strip_metadata
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

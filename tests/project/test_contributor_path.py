@@ -21,11 +21,11 @@ import tomllib
 import pytest
 
 from fakes import FAKE_MACHINE, fake_cpu
-from pages import output_tabs
 from projects import CPU, ROOT, Project
 from recorded.model import machines
 from recorded.model.snippets import discover
 from recorded.model.store import State, Store
+from rendering import output_tabs
 
 RECORDER = "scripts/record_runs.py"
 

@@ -21,7 +21,7 @@ import pytest
 
 from recorded.config import lessons
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "src" / "recorded"
 #: Every engine module by its dotted name under recorded ("model.store").
 MODULES = {

@@ -9,16 +9,14 @@ show say it has not recorded them yet. The live runs follow the real machine (ch
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from site_tools import copy_site
 
+from projects import mkdocs_build
 from recorded import cli
 from recorded.checks.sybil import RecordedParser
 from recorded.config import targets
@@ -28,8 +26,7 @@ from recorded.pages import blocks
 
 pytestmark = pytest.mark.build
 
-ROOT = Path(__file__).resolve().parents[1]
-MKDOCS = Path(sys.executable).parent / "mkdocs"
+ROOT = Path(__file__).resolve().parents[2]
 TARGETS = targets.load(ROOT)
 KINDS = [*TARGETS.names, ""]  # "": a machine of none of the declared kinds
 
@@ -60,15 +57,7 @@ def as_kind(clone, request, monkeypatch) -> Iterator[tuple[Path, str]]:
 def test_a_fresh_clone_passes_as_every_kind_with_none_of_its_recordings(as_kind, capsys):
     root, kind = as_kind
     site = root.parent / f"site-{kind or 'unknown'}"
-    done = subprocess.run(
-        [str(MKDOCS), "build", "--strict", "-d", str(site)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        check=False,
-    )
+    done = mkdocs_build(root, site)
     assert done.returncode == 0, f"the strict build as {kind or 'an unknown kind'} failed:\n{done.stderr}"
 
     parser = RecordedParser(root)

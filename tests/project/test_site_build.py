@@ -7,40 +7,24 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path, PurePosixPath
 
 import nbformat
 import pytest
 from site_tools import copy_site
 
-from projects import Project
+from projects import Project, mkdocs_build
 from recorded.model.snippets import load
 from recorded.model.store import Store
 from recorded.pages import blocks
 
 pytestmark = pytest.mark.build
 
-ROOT = Path(__file__).resolve().parents[1]
-MKDOCS = Path(sys.executable).parent / "mkdocs"
+ROOT = Path(__file__).resolve().parents[2]
+
+
 MAX_NOTEBOOK_BYTES = 300_000  # the notebook page's HTML (mkdocs-jupyter alone inlines 574 KB of CSS)
-
-
-def mkdocs_build(root: Path, site: Path) -> subprocess.CompletedProcess:
-    # The environment passes through as it is: with RECORDINGS_STRICT=1 (the release rule)
-    # a missing CUDA recording fails this build, as it should.
-    return subprocess.run(
-        [str(MKDOCS), "build", "--strict", "-d", str(site)],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        check=False,
-    )
 
 
 def output_tabs(page: str) -> list[dict[str, str]]:

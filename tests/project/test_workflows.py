@@ -22,7 +22,7 @@ import yaml
 
 from recorded.model.machines import Machine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GITHUB = ROOT / ".github"
 WORKFLOWS = GITHUB / "workflows"
 NAMES = ("tests.yml", "record.yml", "pages.yml", "bundle.yml")
@@ -111,7 +111,7 @@ def test_workflow_exists_and_parses(name):
 
 def test_no_other_workflows_escape_these_tests():
     found = sorted(p.name for p in WORKFLOWS.iterdir() if p.suffix in (".yml", ".yaml"))
-    assert found == sorted(NAMES), "a new workflow needs its rules added to tests/test_workflows.py"
+    assert found == sorted(NAMES), "a new workflow needs its rules added to tests/project/test_workflows.py"
 
 
 @pytest.mark.parametrize("name", NAMES)

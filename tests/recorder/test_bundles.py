@@ -1,6 +1,6 @@
 """Tests for the recorder's bundles (--bundle, --import), shards (--shard), --compare and --out.
 
-Like tests/test_recorder.py, each test builds a throwaway project under tmp_path with tiny
+Like tests/recorder/test_recorder.py, each test builds a throwaway project under tmp_path with tiny
 snippets that never import torch, and drives ``recorded.cli.main(argv, root=tmp_path)``.
 The machine description is faked and no NVIDIA driver is seen, unless a test says so.
 """
@@ -30,7 +30,7 @@ from recorded.recorder import bundles, runner
 from recorded.recorder.record import plan
 from recorded.recorder.shard import split as shard
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HELLO = 'print("hello")\n'
 BOOM = 'print("before")\nraise ValueError("boom")\n'
 NEEDS_CUDA = '# /// script\n# [tool.recorded]\n# requires = ["cuda"]\n# ///\n'

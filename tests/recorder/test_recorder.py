@@ -35,7 +35,7 @@ from recorded.model.store import State, Store, this_python
 from recorded.recorder import runner, this_machine
 from recorded.recorder.record import TO_RECORD, plan, record, to_run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REAL_MACHINE = this_machine.machine
 REAL_CHECK = runner.check
 RECORDING_KEYS = {

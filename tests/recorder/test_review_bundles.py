@@ -21,7 +21,7 @@ from recorded.recorder.bundles import write_bundle
 
 pytestmark = pytest.mark.build
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: A CPU kind the project has recordings of, and its snippet whose verdict the pages claim.
 KIND = "cpu-avx2"
 TIMED = "making_it_fast/06_measure_cpu.py"

@@ -638,7 +638,7 @@ def test_a_recording_behind_a_symlink_is_refused_naming_it(project, tmp_path, wa
 def test_a_file_size_limit_while_writing_is_one_line_and_the_good_recording_stays(tmp_path, limit, said):
     project = Project(tmp_path / "p")
     project.snippet("lesson/a.py", 'print("old " * 1000)\n')
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
 
     def recorder_with(limit: str) -> subprocess.CompletedProcess:
         code = f"{limit}import sys; from recorded.cli import main; sys.exit(main(sys.argv[2:], root=sys.argv[1]))"
