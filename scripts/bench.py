@@ -412,7 +412,7 @@ def snippet_seconds(root: Path) -> float:
     store, target = Store(root), this_target(root)
     total = 0.0
     for s in discover(store.snippets_dir, store.targets):
-        status = store.status(s, target)
+        status = store.standing(s, target)
         state, rec = status.state, status.recording
         if state is State.FRESH and rec is not None:
             total += rec.duration_s

@@ -29,7 +29,7 @@ import yaml
 
 from recorded import cli
 from recorded.model.machines import Machine
-from recorded.model.recording import Recording
+from recorded.model.recording import Ending, Recording
 from recorded.model.snippets import Snippet, code_sha256, load
 from recorded.model.store import Store
 
@@ -254,7 +254,7 @@ class Project:
             sha256="0" * 64 if stale else hashlib.sha256(source).hexdigest(),
             code_sha256="" if stale else code_sha256(source),
             code="" if stale else source.decode(),
-            status=status,
+            status=Ending(status),
             exit_code=exit_code,
             stdout=list(stdout),
             stderr=list(stderr),

@@ -15,9 +15,10 @@ One name for one thing:
 - **tab**: one target's place beside an example on a page.
 - **recording**: what one snippet printed on one target (``model.recording.Recording``), with the
   machine, and for a timing snippet every fresh run; one JSON file.
-- **status**: where one snippet stands on one target: fresh, stale (recorded with an earlier
+- **standing**: where one snippet stands on one target: fresh, stale (recorded with an earlier
   version of the code, still shown, labelled), missing, failed, invalid or not applicable
-  (``model.store.Status``); which must be renewed here is ``model.renewal``'s one rule.
+  (``model.store.Standing``); which must be renewed here is ``model.renewal``'s one rule.
+- **ending** (a recording's or a run's ``status``): ok, error or timeout (``model.recording.Ending``).
 - **claim**: a line a page says a snippet prints (``expect``, ``expect_on``).
 - **verdict**: a printed answer to a question about the machine, such as
   ``bf16 vs fp32 here: faster`` (``model.lines``).

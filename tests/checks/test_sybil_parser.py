@@ -16,6 +16,7 @@ from sybil.example import SybilFailure
 
 import projects
 from recorded.checks.sybil import LiveRuns, RecordedParser
+from recorded.model.recording import Ending
 from recorded.model.snippets import Snippet
 from recorded.recorder import runner
 from recorded.recorder.runner import RunResult
@@ -32,7 +33,7 @@ class FakeRun:
 
     def __call__(self, snippet: Snippet, target, timeout: float, **options) -> RunResult:
         self.calls.append((snippet.name, target.name))
-        return self.results.get(snippet.name, RunResult("ok", 0, OUTPUT, [], 0.01))
+        return self.results.get(snippet.name, RunResult(Ending.OK, 0, OUTPUT, [], 0.01))
 
 
 class Project(projects.Project):
@@ -227,7 +228,7 @@ def test_snippet_needing_cuda_fails_rather_than_skips_when_its_recording_contrad
 
 def test_snippet_needing_cuda_runs_live_on_a_cuda_machine(project):
     project.live_target("cuda")
-    project.run.results["lesson/gpu.py"] = RunResult("ok", 0, ["on the gpu"], [], 0.01)
+    project.run.results["lesson/gpu.py"] = RunResult(Ending.OK, 0, ["on the gpu"], [], 0.01)
     project.recording(gpu_snippet(project), "cuda", ["on the gpu"])
 
     assert project.evaluate(page(block("lesson/gpu.py", 'expect:\n  - "on the gpu"\n'))) == [None]
@@ -237,7 +238,7 @@ def test_snippet_needing_cuda_runs_live_on_a_cuda_machine(project):
 def test_failing_live_run_fails_with_its_stderr(project):
     project.recording(project.snippet(), "cpu", OUTPUT)
     project.run.results["lesson/x.py"] = RunResult(
-        "error", 1, [], ["Traceback (most recent call last):", "ValueError: boom"], 0.01
+        Ending.ERROR, 1, [], ["Traceback (most recent call last):", "ValueError: boom"], 0.01
     )
 
     message = project.failure(page(block()))

@@ -21,7 +21,7 @@ from recorded import cli
 from recorded.config import targets
 from recorded.model import machines
 from recorded.model.machines import Machine
-from recorded.model.recording import Recording
+from recorded.model.recording import Ending, Recording
 from recorded.model.snippets import SnippetError, load
 from recorded.model.store import Store
 from recorded.recorder import runner
@@ -428,7 +428,7 @@ def _bundle(tmp_path: Path, target: str, check: str | None) -> Path:
         snippet.name,
         target,
         snippet.sha256(),
-        "ok",
+        Ending.OK,
         0,
         ["limit: 1"],
         [],

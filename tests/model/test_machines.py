@@ -20,7 +20,7 @@ from recorded import cli
 from recorded.config import targets
 from recorded.model import machines
 from recorded.model.machines import Machine
-from recorded.model.recording import Recording
+from recorded.model.recording import Ending, Recording
 from recorded.model.store import Store
 from recorded.recorder import admit
 from recorded.recorder.bundles import bundle_json
@@ -480,7 +480,7 @@ def test_adopt_moves_only_recordings_whose_machine_is_the_kind_and_the_tabs_mach
             name,
             "amx",
             "0" * 64,
-            "ok",
+            Ending.OK,
             0,
             ["x"],
             [],
@@ -524,7 +524,7 @@ def bundle(root: Path, target: str, flags, model: str, names=("lesson/01_a.py",)
                 name,
                 target,
                 s.sha256(),
-                "ok",
+                Ending.OK,
                 0,
                 ["x"],
                 [],

@@ -22,6 +22,7 @@ from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 import projects
 from recorded.checks.sybil import LiveRuns, RecordedParser
 from recorded.model import claims
+from recorded.model.recording import Ending
 from recorded.notebook import prose
 from recorded.pages import blocks
 from recorded.recorder import runner
@@ -145,7 +146,9 @@ def by_the_site(project, text: str, caplog) -> list[tuple[int, str, list[str]]]:
 def by_the_tests(project, text: str) -> list[tuple[int, str, list[str]]]:
     path = project.root / "docs" / "page.md"
     path.write_text(text, encoding="utf-8")
-    live = LiveRuns(run=lambda snippet, target, timeout, **options: RunResult("ok", 0, PRINTED, [], 0.01))
+    live = LiveRuns(
+        run=lambda snippet, target, timeout, **options: RunResult(Ending.OK, 0, PRINTED, [], 0.01)
+    )
     parser = RecordedParser(root=project.root, live=live)
     first = project.store.targets.names[0]
     found = []
@@ -256,7 +259,9 @@ def test_a_claim_not_printed_says_claims_match_whole_lines_and_shows_the_nearest
     (warning,) = [r.getMessage() for r in caplog.records if "does not print" in r.getMessage()]
     assert claims.RULE in warning and "Nearest printed line: 'answer: 42' (for 'answer')" in warning
     (path := project.root / "docs" / "page.md").write_text(text, encoding="utf-8")
-    live = LiveRuns(run=lambda snippet, target, timeout, **options: RunResult("ok", 0, ["hello"], [], 0.01))
+    live = LiveRuns(
+        run=lambda snippet, target, timeout, **options: RunResult(Ending.OK, 0, ["hello"], [], 0.01)
+    )
     (example,) = Sybil(
         parsers=[RecordedParser(root=project.root, live=live)], path=str(path.parent), patterns=["*.md"]
     ).parse(path)

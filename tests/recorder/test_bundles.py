@@ -23,7 +23,7 @@ from recorded import cli
 from recorded.config import targets
 from recorded.model import lines
 from recorded.model.machines import Machine
-from recorded.model.recording import Recording, utc_stamp
+from recorded.model.recording import Ending, Recording, utc_stamp
 from recorded.model.snippets import discover, load
 from recorded.model.store import State, Store
 from recorded.recorder import bundles, runner
@@ -88,7 +88,7 @@ def a_recording(
         snippet=name,
         target=target,
         sha256=sha,
-        status=status,
+        status=Ending(status),
         exit_code=0 if status == "ok" else (None if status == "timeout" else 1),
         stdout=list(stdout),
         stderr=[] if status == "ok" else ["ValueError: boom"],
@@ -191,7 +191,7 @@ def test_bundle_with_target_cuda_and_named_snippets_imports_into_another_checkou
     assert files(there / "recordings").keys() == {"cuda/lesson/02_gpu.json", "cuda/lesson/03_c.json"}
     for name in ("lesson/02_gpu.py", "lesson/03_c.py"):
         assert rec_path(there, name, "cuda").read_bytes() == rec_path(here, name, "cuda").read_bytes()
-        assert Store(there).status(load(there / "snippets", name), "cuda").state is State.FRESH
+        assert Store(there).standing(load(there / "snippets", name), "cuda").state is State.FRESH
 
 
 def test_bundle_into_a_folder_is_named_for_its_kinds_machine_and_day(tmp_path, capsys):
@@ -307,7 +307,7 @@ def test_allow_stale_imports_an_outdated_recording_that_then_reads_as_stale(tmp_
 
     assert rec_path(tmp_path, "lesson/01_a.py").read_bytes() == original  # as it was, not re-hashed
     assert "imported     lesson/01_a.py on cpu: of an earlier version of the code" in capsys.readouterr().out
-    status = Store(tmp_path).status(discover(snippet_path.parents[1])[0], "cpu")
+    status = Store(tmp_path).standing(discover(snippet_path.parents[1])[0], "cpu")
     state, rec = status.state, status.recording
     assert state is State.STALE and rec is not None and rec.stdout == ["hello"]
     assert main(tmp_path, "--check") == 1

@@ -29,7 +29,7 @@ from projects import add_snippet, with_metadata
 from recorded import cli
 from recorded.model import machines
 from recorded.model.machines import Machine
-from recorded.model.recording import Recording, RecordingError
+from recorded.model.recording import Ending, Recording, RecordingError
 from recorded.model.snippets import SnippetError, code_sha256, comment_free_sha256, discover, load
 from recorded.model.store import State, Store, this_python
 from recorded.recorder import runner, this_machine
@@ -884,7 +884,7 @@ def a_recording(name: str = "lesson/01_a.py", target: str = "cpu", status: str =
         snippet=name,
         target=target,
         sha256="0" * 64,
-        status=status,
+        status=Ending(status),
         exit_code=0,
         stdout=["hello"],
         stderr=[],
@@ -1109,7 +1109,7 @@ def test_only_an_edit_that_can_change_what_runs_makes_the_recording_stale(tmp_pa
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(edited(change))
 
     snippet = discover(tmp_path / "snippets")[0]
-    assert Store(tmp_path).status(snippet, "cpu").state is state
+    assert Store(tmp_path).standing(snippet, "cpu").state is state
 
 
 def test_the_key_is_the_same_on_every_python_here():
@@ -1175,21 +1175,21 @@ def test_a_recording_of_an_older_schema_is_read_and_upgraded_in_place(tmp_path, 
     if schema == 2:  # schema 2 ignored comments already: one added keeps the recording fresh
         (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(HELLO + "# a comment\n")
     snippets = discover(tmp_path / "snippets")
-    states = [Store(tmp_path).status(s, "cpu").state for s in snippets]
+    states = [Store(tmp_path).standing(s, "cpu").state for s in snippets]
     assert states == [State.FRESH, State.STALE]
 
     assert main(tmp_path, "--upgrade") == 0
 
     assert "2 upgraded to schema 3, 0 already current" in capsys.readouterr().out
     store = Store(tmp_path)
-    assert [store.status(s, "cpu").state for s in snippets] == states
+    assert [store.standing(s, "cpu").state for s in snippets] == states
     a = json.loads((tmp_path / "recordings" / "cpu" / "lesson" / "01_a.json").read_text())
     b = json.loads((tmp_path / "recordings" / "cpu" / "lesson" / "02_b.json").read_text())
     assert a["schema"] == 3 and a["code_sha256"] == snippets[0].code_sha256()
     assert a["code"] == snippets[0].path.read_text()  # the code it ran, but for comments
     assert (b["code_sha256"], b["code"]) == ("", "")  # an earlier version it does not hold
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text('"""Now documented."""\n' + HELLO)
-    assert store.status(discover(tmp_path / "snippets")[0], "cpu").state is State.FRESH
+    assert store.standing(discover(tmp_path / "snippets")[0], "cpu").state is State.FRESH
     assert main(tmp_path, "--upgrade") == 0
     assert "0 upgraded to schema 3, 2 already current" in capsys.readouterr().out
 

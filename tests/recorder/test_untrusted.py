@@ -23,7 +23,7 @@ from projects import Project, target
 from recorded import cli
 from recorded.model.files import WriteFailed, write_atomically
 from recorded.model.machines import Machine
-from recorded.model.recording import Recording
+from recorded.model.recording import Ending, Recording
 from recorded.model.store import Store
 from recorded.recorder import admit, bundles, runner, sandbox
 
@@ -73,7 +73,7 @@ def test_a_bundles_machine_fields_are_text_on_the_recordings_and_machines_pages(
         snippet.name,
         "cpu",
         snippet.sha256(),
-        "ok",
+        Ending.OK,
         0,
         ["x: True"],
         [],
@@ -493,7 +493,7 @@ def test_a_bundle_over_the_size_limit_is_refused_before_it_is_read(project, tmp_
 def test_a_bundle_recording_larger_than_a_run_keeps_is_refused(project, tmp_path, capsys):
     snippet = project.snippet("lesson/a.py")
     rec = Recording(
-        snippet.name, "cpu", snippet.sha256(), "ok", 0, ["x" * 2_000_000], [], 0.1, "2026-01-02T03:04:05Z",
+        snippet.name, "cpu", snippet.sha256(), Ending.OK, 0, ["x" * 2_000_000], [], 0.1, "2026-01-02T03:04:05Z",
         Machine(FAKE_MACHINE),
     )  # fmt: skip
     bundle = bundles.write_bundle(tmp_path / "b.json", [rec])
@@ -521,7 +521,7 @@ def a_bundle(project: Project, path: Path, **machine) -> Path:
     """A bundle of one good recording of lesson/a.py, its machine changed as given."""
     snippet = project.snippet("lesson/a.py")
     rec = Recording(
-        snippet.name, "cpu", snippet.sha256(), "ok", 0, ["hello"], [], 0.1, "2026-01-02T03:04:05Z",
+        snippet.name, "cpu", snippet.sha256(), Ending.OK, 0, ["hello"], [], 0.1, "2026-01-02T03:04:05Z",
         Machine({**FAKE_MACHINE, **machine}),
     )  # fmt: skip
     return bundles.write_bundle(path, [rec])
@@ -691,7 +691,7 @@ def test_two_imports_of_one_recording_at_once_take_turns(tmp_path):
     project = Project(tmp_path / "p")
     snippet = project.snippet("lesson/a.py")
     rec = Recording(
-        snippet.name, "cpu", snippet.sha256(), "ok", 0, ["hello"], [], 0.1, "2026-01-02T03:04:05Z",
+        snippet.name, "cpu", snippet.sha256(), Ending.OK, 0, ["hello"], [], 0.1, "2026-01-02T03:04:05Z",
         Machine(FAKE_MACHINE),
     )  # fmt: skip
     bundle = bundles.write_bundle(tmp_path / "b.json", [rec])
@@ -765,7 +765,7 @@ def test_a_recording_whose_device_was_unavailable_is_refused_on_import_and_by_th
         snippet.name,
         "npu",
         snippet.sha256(),
-        "ok",
+        Ending.OK,
         0,
         ["x"],
         [],

@@ -21,6 +21,7 @@ from nbclient import NotebookClient
 
 from ..config import lessons
 from ..model.files import write_atomically
+from ..model.recording import Ending
 from ..model.snippets import DEFAULT_TIMEOUT, load
 from ..model.store import Store
 from ..notebook import build, snippet_cells
@@ -41,7 +42,11 @@ def cell_result(cell, seconds: float) -> RunResult:
             error = [_ANSI.sub("", line) for frame in output.traceback for line in frame.split("\n")]
     stderr = streams["stderr"].splitlines() + error
     return RunResult(
-        "error" if error else "ok", 1 if error else 0, streams["stdout"].splitlines(), stderr, seconds
+        Ending.ERROR if error else Ending.OK,
+        1 if error else 0,
+        streams["stdout"].splitlines(),
+        stderr,
+        seconds,
     )
 
 

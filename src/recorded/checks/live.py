@@ -24,6 +24,7 @@ from pathlib import Path
 from ..config import targets as targets_
 from ..config.targets import Target, Targets
 from ..model.files import write_atomically
+from ..model.recording import Ending
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet
 from ..notebook import build as build_notebook
 from ..notebook import snippet_cells, with_notebooks
@@ -157,7 +158,7 @@ class _Shared:
             return load_result(path)
         done = json.loads((where / "done.json").read_text(encoding="utf-8"))
         why = f"the notebook's run ended before this cell: {done.get('error') or 'no output'}"
-        return runner.RunResult("error", None, [], [why], 0.0)
+        return runner.RunResult(Ending.ERROR, None, [], [why], 0.0)
 
     def notebook_done(self, lesson: str) -> dict:
         where = self._start(lesson)

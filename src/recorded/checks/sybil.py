@@ -19,6 +19,7 @@ from sybil import Document, Example, Region
 
 from ..config.settings import switched_on
 from ..model import claims, escape, findings, renewal
+from ..model.recording import Ending
 from ..model.snippets import Snippet, SnippetError, load
 from ..model.store import Store
 from ..pages import blocks
@@ -76,7 +77,7 @@ class RecordedParser:
             )
         result = self.live(snippet)
         where = f"{snippet.name}, live run on this machine ({live_target.name})"
-        if result.status != "ok":
+        if result.status is not Ending.OK:
             tail = "\n".join(f"  | {line}" for line in result.stderr[-15:])
             problems.append(f"{where}: {result.status} (exit code {result.exit_code})\n{tail}")
         elif None in (found := claims.match(list(spec.expect), result.stdout)):
@@ -92,8 +93,8 @@ class RecordedParser:
             self._renewal = renewal.of(self.store, strict)
         problems = []
         for t in self.store.targets:
-            status = self.store.status(snippet, t.name)
-            for found in findings.of(status, spec.claims_for(t.name), self.store, self._renewal):
+            standing = self.store.standing(snippet, t.name)
+            for found in findings.of(standing, spec.claims_for(t.name), self.store, self._renewal):
                 problems += self._words(found, snippet.name, locate)
         return problems
 

@@ -9,7 +9,7 @@ from ..config import lessons
 from ..config.lessons import Lesson, lesson_of, title
 from ..model import machines, renewal
 from ..model.snippets import Snippet
-from ..model.store import State, Status, Store
+from ..model.store import Standing, State, Store
 from ..recorder import admit, shard
 from ..recorder.choose import ALL, choose
 from ..recorder.record import TO_RECORD, plan
@@ -32,12 +32,12 @@ def say_part(part: shard.Shard) -> None:
         print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
 
 
-def show_list(items: list[Status], declared: dict[str, Lesson]) -> None:
+def show_list(items: list[Standing], declared: dict[str, Lesson]) -> None:
     """Every snippet and target with its state, under a line per lesson."""
     width = max((len(i.snippet.name) for i in items), default=10)
     tw = max((len(i.target) for i in items), default=6)
     print(f"{'snippet':<{width}}  {'target':<{tw}}  {'state':<14}  {'last run':>8}  recorded at")
-    groups: dict[str, list[Status]] = {}
+    groups: dict[str, list[Standing]] = {}
     for i in items:
         groups.setdefault(lesson_of(i.snippet.name), []).append(i)
     for lesson in [n for n in declared if n in groups] + sorted(set(groups) - set(declared)):
@@ -47,7 +47,7 @@ def show_list(items: list[Status], declared: dict[str, Lesson]) -> None:
             print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
 
 
-def check(items: list[Status], strict: bool, store: Store, command: str) -> int:
+def check(items: list[Standing], strict: bool, store: Store, command: str) -> int:
     """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh
     (model/renewal.py says which)."""
     problems = [i for i in items if i.state in TO_RECORD]

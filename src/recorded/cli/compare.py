@@ -67,10 +67,10 @@ def table(
     """The comparison for a 100-column terminal: ``first``, the machines, then per snippet one row
     per verdict or timing line, this machine's value beside each published tab's (only the
     tabs that recorded something), and a summary of where this machine agrees and differs."""
-    shown = [t for t in published.targets if any(published.status(s, t.name).recording for s in snippets)]
+    shown = [t for t in published.targets if any(published.standing(s, t.name).recording for s in snippets)]
     out = [first]
     for i, t in enumerate(shown):
-        recs = [published.status(s, t.name).recording for s in snippets]
+        recs = [published.standing(s, t.name).recording for s in snippets]
         names = sorted({machine_words(rec.machine) for rec in recs if rec is not None})
         out.append(f"{'Published:' if i == 0 else '':<14}{t.tab:<14}{'; '.join(names)}")
     out += textwrap.wrap(
@@ -84,7 +84,7 @@ def table(
         out += _head(s, mine, skipped.get(s.name))
         columns: list[Column] = [("here", mine, parse(mine.stdout) if mine and mine.ok else {})]
         for t in shown:
-            rec = published.status(s, t.name).recording
+            rec = published.standing(s, t.name).recording
             columns.append((t.tab, rec, parse(rec.stdout) if rec else {}))
         out += _rows(columns)
         for key, line in columns[0][2].items():

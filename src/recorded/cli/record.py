@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..model.recording import Recording
 from ..model.snippets import Snippet, discover, load
-from ..model.store import State, Status, Store
+from ..model.store import Standing, State, Store
 from ..recorder import admit, budget, shard
 from ..recorder.bundles import bundle_name, write_bundle
 from ..recorder.choose import ALL, choose
@@ -55,7 +55,7 @@ def do_record(
         return shard.take(published, snippets, t, opts.shard)
 
     @cache
-    def items_for(t: str) -> list[Status]:
+    def items_for(t: str) -> list[Standing]:
         items = plan(store, snippets, (t,))
         return [i for i in items if i.snippet.name in part(t).names] if opts.shard else items
 
@@ -101,7 +101,7 @@ def do_record(
     return 1 if failed_runs else 0
 
 
-def record_with(opts: Options, into: Store, work: list[Status], admits=None, on_run=None):
+def record_with(opts: Options, into: Store, work: list[Standing], admits=None, on_run=None):
     """``record`` with the options' limits; ``on_run(recording, written)`` after each snippet."""
     return record(
         into,
@@ -116,7 +116,12 @@ def record_with(opts: Options, into: Store, work: list[Status], admits=None, on_
 
 
 def _record_on(
-    opts: Options, store: Store, snippets: list[Snippet], name: str, work: list[Status], made: list[Recording]
+    opts: Options,
+    store: Store,
+    snippets: list[Snippet],
+    name: str,
+    work: list[Standing],
+    made: list[Recording],
 ) -> int:
     """Run one target's ``work`` (or its whole tab, with --replace-machine); how many runs failed."""
 
@@ -125,7 +130,7 @@ def _record_on(
             made.append(rec)
 
     before = len(made)
-    failed: list[Status] = []
+    failed: list[Standing] = []
     if opts.replace_machine:  # it writes the runs, all or none, once every one succeeded
         made.extend(admit.replace_machine(store, snippets, name, partial(record_with, opts)))
     else:
@@ -140,7 +145,7 @@ def _record_on(
     return len(failed)
 
 
-def _say_nothing(opts: Options, name: str, items: list[Status]) -> None:
+def _say_nothing(opts: Options, name: str, items: list[Standing]) -> None:
     skipped = sum(i.state is State.NOT_APPLICABLE for i in items)
     print(
         f"nothing to record on {name}: {len(items) - skipped} fresh"

@@ -14,7 +14,7 @@ from ..config.targets import Target
 from . import claims as claims_
 from .recording import Recording
 from .renewal import Renewal
-from .store import WITH_OUTPUT, State, Status, Store
+from .store import WITH_OUTPUT, Standing, State, Store
 
 #: The states a renewal can fix, when it must be fresh.
 RENEWABLE = (State.MISSING, State.STALE, State.FAILED)
@@ -74,7 +74,7 @@ class NotPrinted:
 Finding = Invalid | MustRenew | OtherMachine | NotPrinted
 
 
-def of(status: Status, claims: Sequence[Sequence[str]], store: Store, renewal: Renewal) -> list[Finding]:
+def of(status: Standing, claims: Sequence[Sequence[str]], store: Store, renewal: Renewal) -> list[Finding]:
     """What is wrong with a snippet's recording on one target, given the groups of claims the
     example makes there (``Block.claims_for``)."""
     target = store.targets.get(status.target)
@@ -87,7 +87,7 @@ def of(status: Status, claims: Sequence[Sequence[str]], store: Store, renewal: R
     if status.state not in WITH_OUTPUT or rec is None:
         return found
     if target.host is not None:  # an emulated tab is its host's machine, with limits set
-        host = store.status(status.snippet, target.host)
+        host = store.standing(status.snippet, target.host)
         theirs = host.recording
         if host.state in WITH_OUTPUT and theirs is not None and not rec.machine.same_as(theirs.machine):
             differ = tuple(theirs.machine.differences(rec.machine))

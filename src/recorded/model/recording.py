@@ -5,6 +5,7 @@ is read from. Standard library only."""
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import hashlib
 import json
 import math
@@ -20,7 +21,14 @@ from .snippets import code_sha256, comment_free_sha256
 SCHEMA_VERSION = 3
 _RECORDED_AT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-STATUSES = ("ok", "error", "timeout")
+
+
+class Ending(enum.StrEnum):
+    """How a run ended: a recording's and a run's ``status``, stored as its value."""
+
+    OK = "ok"
+    ERROR = "error"  # raised or exited non-zero
+    TIMEOUT = "timeout"
 
 
 class RecordingError(ValueError):
@@ -41,7 +49,7 @@ class Recording:
     snippet: str
     target: str
     sha256: str  #: of the snippet's bytes as they ran
-    status: str
+    status: Ending
     exit_code: int | None
     stdout: list[str]
     stderr: list[str]
@@ -61,10 +69,11 @@ class Recording:
     def __post_init__(self) -> None:
         if not isinstance(self.machine, Machine):  # a stored block, as read from JSON
             self.machine = Machine(self.machine)
+        self.status = Ending(self.status)
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status is Ending.OK
 
     @property
     def outputs(self) -> list[list[str]]:
@@ -96,8 +105,10 @@ class Recording:
         for key, kind in _TYPES.items():
             if not isinstance(data.get(key), kind):
                 raise RecordingError(f"{where}: field {key!r} is missing or of the wrong type.")
-        if data["status"] not in STATUSES:
-            raise RecordingError(f"{where}: status {data['status']!r} is not one of {STATUSES}.")
+        if data["status"] not in list(Ending):
+            raise RecordingError(
+                f"{where}: status {data['status']!r} is not one of {tuple(map(str, Ending))}."
+            )
         if known is not None and data["target"] not in known:
             raise RecordingError(
                 f"{where}: target {data['target']!r} is not one of the targets "

@@ -18,7 +18,7 @@ from .snippets import Snippet
 
 
 @dataclass(frozen=True)
-class Status:
+class Standing:
     """Where one snippet stands on one target: for the recorder's plan, the pages and the inventory."""
 
     snippet: Snippet
@@ -118,22 +118,24 @@ class Store:
         write_atomically(path, rec.to_json())
         return path
 
-    def status(self, snippet: Snippet, target: str) -> Status:
+    def standing(self, snippet: Snippet, target: str) -> Standing:
         """Where one snippet stands on one target: its state, its recording if readable, and why."""
         if not snippet.runs_on(self.targets.get(target)):
             needs = ", ".join(sorted(snippet.requires))
-            return Status(snippet, target, State.NOT_APPLICABLE, None, f"needs {needs}")
+            return Standing(snippet, target, State.NOT_APPLICABLE, None, f"needs {needs}")
         try:
             rec = self.read(snippet.name, target)
         except RecordingError as exc:
-            return Status(snippet, target, State.INVALID, None, str(exc))
+            return Standing(snippet, target, State.INVALID, None, str(exc))
         if rec is None:
-            return Status(snippet, target, State.MISSING, None, "not recorded yet")
+            return Standing(snippet, target, State.MISSING, None, "not recorded yet")
         if not rec.of(snippet):
-            return Status(snippet, target, State.STALE, rec, "recorded with an earlier version of its code")
+            return Standing(snippet, target, State.STALE, rec, "recorded with an earlier version of its code")
         if not rec.ok:
-            return Status(snippet, target, State.FAILED, rec, f"the last run ended with status {rec.status}")
-        return Status(snippet, target, State.FRESH, rec)
+            return Standing(
+                snippet, target, State.FAILED, rec, f"the last run ended with status {rec.status}"
+            )
+        return Standing(snippet, target, State.FRESH, rec)
 
     def orphans(self) -> list[Path]:
         """Recording files of no snippet and target (one renamed or deleted, or undeclared)."""

@@ -122,7 +122,7 @@ def notebook_target(store: Store, snippets: list[Snippet] | None = None) -> Targ
     snippet that runs on it (one machine, no cell without output); else the first of them."""
     cpus = [t for t in store.targets if not t.needs_device] or list(store.targets)
     shown = (State.FRESH, State.NOT_APPLICABLE)
-    whole = (t for t in cpus if snippets and all(store.status(s, t.name).state in shown for s in snippets))
+    whole = (t for t in cpus if snippets and all(store.standing(s, t.name).state in shown for s in snippets))
     return next(whole, cpus[0])
 
 
@@ -168,19 +168,19 @@ class _Body:
         device = self.store.targets.device_for(snippet.requires)
         if device and device not in self.guarded:
             self.guarded.append(device)
-        status = self.store.status(snippet, self.shown.name)
+        standing = self.store.standing(snippet, self.shown.name)
         outputs, note, label = [], "", self.shown.label
         if not snippet.runs_on(self.shown):
             note = self._elsewhere(snippet, device, self.site.url(page, anchor))
-        elif status.state is State.FRESH and status.recording is not None:
-            outputs = _stream_outputs(status.recording.stdout, status.recording.stderr)
-            self.used.append(status.recording)
+        elif standing.state is State.FRESH and standing.recording is not None:
+            outputs = _stream_outputs(standing.recording.stdout, standing.recording.stderr)
+            self.used.append(standing.recording)
         else:
             command = self.store.settings.commands.record(snippet.name, self.shown.name)
             self.problems.append(
-                f"{snippet.name}: no fresh {label} recording ({status.reason}); run `{command}`."
+                f"{snippet.name}: no fresh {label} recording ({standing.reason}); run `{command}`."
             )
-            note = f"*No fresh {label} recording of this cell ({status.reason}), so it shows no output.*"
+            note = f"*No fresh {label} recording of this cell ({standing.reason}), so it shows no output.*"
         guard = f"%%{device.guard}\n" if device else ""
         if spawns(source):
             file = PurePosixPath(snippet.name).name
@@ -202,15 +202,15 @@ class _Body:
     def _elsewhere(self, snippet: Snippet, device: Device | None, url: str) -> str:
         """The note under a cell that does not run on the notebook's target."""
         other = next((t for t in self.store.targets if snippet.runs_on(t)), None)
-        status = self.store.status(snippet, other.name) if other else None
+        standing = self.store.standing(snippet, other.name) if other else None
         where = f"[on the lesson site]({url})" if url else "on the lesson site"
         why_not = (
             f"This cell needs {device.name}; without one it prints why it skips."
             if device
             else f"This cell does not run on {self.shown.label}."
         )
-        if status and status.state is State.FRESH and status.recording is not None:
-            machine = escape.markdown(describe.machine(status.recording.machine))
+        if standing and standing.state is State.FRESH and standing.recording is not None:
+            machine = escape.markdown(describe.machine(standing.recording.machine))
             return f"*{why_not} What it printed on {machine} is {where}.*"
         return f"*{why_not} It has not been recorded yet; when it is, its output will be {where}.*"
 

@@ -20,7 +20,7 @@ from ..model import busy, claims, describe, escape, findings, lines
 from ..model.recording import Recording
 from ..model.renewal import Renewal
 from ..model.snippets import Snippet, strip_metadata
-from ..model.store import State, Status, Store
+from ..model.store import Standing, State, Store
 from . import blocks, markup
 
 #: The states whose recording a page shows: a good run, an earlier version's (labelled), a failure.
@@ -41,11 +41,11 @@ class Context:
 def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> str:
     """The example's HTML, its problems (each also in ``ctx.problems``) first."""
     code = _code(snippet, spec, ctx)
-    statuses = [ctx.store.status(snippet, t.name) for t in ctx.store.targets]
-    for status in statuses:
-        _check(spec, status, ctx)
-    shown = [s for s in statuses if s.state in SHOWN and s.recording is not None]
-    output = _outputs(spec, snippet, shown, ctx, count) + _not_recorded(statuses, ctx, _alike(shown))
+    standings = [ctx.store.standing(snippet, t.name) for t in ctx.store.targets]
+    for standing in standings:
+        _check(spec, standing, ctx)
+    shown = [s for s in standings if s.state in SHOWN and s.recording is not None]
+    output = _outputs(spec, snippet, shown, ctx, count) + _not_recorded(standings, ctx, _alike(shown))
     problems = ""
     if ctx.problems:
         items = "".join(f"<li>{escape.html(p)}</li>" for p in ctx.problems)
@@ -86,7 +86,7 @@ def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
     return f'<div class="recorded-code" data-copy="{whole}">{"".join(parts)}</div>'
 
 
-def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Status], ctx: Context, count: int) -> str:
+def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Standing], ctx: Context, count: int) -> str:
     if not shown:
         return ""
     store = ctx.store
@@ -155,8 +155,8 @@ def _earlier(rec: Recording, snippet: Snippet) -> str:
     return f'<details class="recorded-provenance recorded-earlier"><summary>{line}</summary>{shown}</details>'
 
 
-def _provenance(status: Status, target: Target, device_code: bool, ctx: Context) -> str:
-    rec = status.recording
+def _provenance(standing: Standing, target: Target, device_code: bool, ctx: Context) -> str:
+    rec = standing.recording
     assert rec is not None
     emulated = f"{target.label}: " if target.emulated else ""
     said = busy.words(rec.busy)
@@ -167,19 +167,19 @@ def _provenance(status: Status, target: Target, device_code: bool, ctx: Context)
     return f'<p class="recorded-provenance">{words}{link}</p>'
 
 
-def _alike(shown: list[Status]) -> bool:
+def _alike(shown: list[Standing]) -> bool:
     """Two or more fresh recordings, all of which printed the same."""
     printed = {(tuple(s.recording.stdout), tuple(s.recording.stderr)) for s in shown if s.recording}
     return len(shown) >= 2 and len(printed) == 1 and all(s.state is State.FRESH for s in shown)
 
 
-def _not_recorded(statuses: list[Status], ctx: Context, alike: bool) -> str:
+def _not_recorded(standings: list[Standing], ctx: Context, alike: bool) -> str:
     """A muted line naming the kinds that recorded other examples but not this one, and this
     machine's kind even if it recorded nothing. Under an output printed alike, only this
     machine's kind: the contributor's to record; the others tell a reader nothing."""
     missing = [
         ctx.store.targets.get(s.target).tab
-        for s in statuses
+        for s in standings
         if s.state is State.MISSING
         and (s.target in ctx.renewal.here or (not alike and s.target in ctx.renewal.recorded))
     ]
@@ -188,14 +188,14 @@ def _not_recorded(statuses: list[Status], ctx: Context, alike: bool) -> str:
     return f'<p class="recorded-provenance recorded-missing">Not recorded yet on {escape.html(", ".join(missing))}.</p>'
 
 
-def _claimed(spec: blocks.Block, status: Status) -> list[int]:
+def _claimed(spec: blocks.Block, standing: Standing) -> list[int]:
     """The 1-based lines of the run marked for the block's ``highlight`` claims, where the whole
     group of claims finds them."""
-    rec = status.recording
+    rec = standing.recording
     if rec is None or not spec.highlight:
         return []
     found: set[int] = set()
-    for group in spec.claims_for(status.target):
+    for group in spec.claims_for(standing.target):
         at = claims.match(list(group), rec.stdout)
         found |= {
             i + 1 for claim, i in zip(group, at, strict=True) if i is not None and claim in spec.highlight
@@ -203,10 +203,10 @@ def _claimed(spec: blocks.Block, status: Status) -> list[int]:
     return sorted(found)
 
 
-def _check(spec: blocks.Block, status: Status, ctx: Context) -> None:
+def _check(spec: blocks.Block, standing: Standing, ctx: Context) -> None:
     """What is wrong with the example on one target (model/findings.py, the tests' rule)."""
-    for found in findings.of(status, spec.claims_for(status.target), ctx.store, ctx.renewal):
-        ctx.problems.append(_words(found, status.snippet.name, ctx))
+    for found in findings.of(standing, spec.claims_for(standing.target), ctx.store, ctx.renewal):
+        ctx.problems.append(_words(found, standing.snippet.name, ctx))
 
 
 def _words(found: findings.Finding, name: str, ctx: Context) -> str:

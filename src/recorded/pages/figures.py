@@ -46,11 +46,11 @@ class Printed:
 
 def printed(store: Store, snippet: str, target: str) -> Printed | None:
     """The good recording of the snippet on the target that its page shows, or None."""
-    status = store.status(load(store.snippets_dir, snippet, store.targets), target)
-    rec = status.recording
-    if rec is None or rec.status != "ok" or status.state not in WITH_OUTPUT:
+    standing = store.standing(load(store.snippets_dir, snippet, store.targets), target)
+    rec = standing.recording
+    if rec is None or not rec.ok or standing.state not in WITH_OUTPUT:
         return None
-    return Printed(rec.stdout, rec.machine, status.state is State.STALE)
+    return Printed(rec.stdout, rec.machine, standing.state is State.STALE)
 
 
 def search(pattern: str, lines: list[str]) -> re.Match | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..config.lessons import Lesson, lesson_of
 from ..model import describe
 from ..model.snippets import discover
-from ..model.store import State, Status, Store
+from ..model.store import Standing, State, Store
 
 
 def recordings_page(docs_dir: Path) -> str | None:
@@ -21,27 +21,27 @@ def recordings_page(docs_dir: Path) -> str | None:
     return None
 
 
-def entries(store: Store, problems: list[str] | None = None) -> list[Status]:
+def entries(store: Store, problems: list[str] | None = None) -> list[Standing]:
     """Every snippet on every target; a snippet that cannot be read is left out and said in
     ``problems`` when given (else SnippetError)."""
     return [
-        store.status(snippet, target)
+        store.standing(snippet, target)
         for snippet in discover(store.snippets_dir, store.targets, problems)
         for target in store.targets.names
     ]
 
 
-def by_lesson(items: list[Status], declared: dict[str, Lesson]) -> dict[str, list[Status]]:
+def by_lesson(items: list[Standing], declared: dict[str, Lesson]) -> dict[str, list[Standing]]:
     """The entries grouped by lesson: the declared lessons first, in their order, then the
     other folders under snippets/ by name."""
-    groups: dict[str, list[Status]] = {}
+    groups: dict[str, list[Standing]] = {}
     for e in items:
         groups.setdefault(lesson_of(e.snippet.name), []).append(e)
     order = [name for name in declared if name in groups] + sorted(set(groups) - set(declared))
     return {name: groups[name] for name in order}
 
 
-def machines(items: list[Status]) -> dict[str, dict]:
+def machines(items: list[Standing]) -> dict[str, dict]:
     """One entry per distinct machine (as described), with the targets it recorded."""
     found: dict[str, dict] = {}
     for e in items:
@@ -55,7 +55,7 @@ def machines(items: list[Status]) -> dict[str, dict]:
     return found
 
 
-def totals(items: list[Status]) -> str:
+def totals(items: list[Standing]) -> str:
     """A one-line summary, like Sphinx-Gallery's execution statistics."""
     states = Counter(e.state for e in items)
     seconds = sum(e.recording.duration_s for e in items if e.recording and e.state is State.FRESH)

@@ -16,7 +16,7 @@ from ..config import lessons
 from ..config import targets as targets_
 from ..config.schema import Key
 from ..model import describe
-from ..model.store import Status, Store
+from ..model.store import Standing, Store
 from . import blocks, inventory, verdict_table
 from .markup import element_text
 
@@ -67,7 +67,7 @@ class _TableBlock(RawBlock):
     """A table of every snippet's recordings; a snippet that cannot be read (a link out of
     snippets/, no read permission) is a warning naming the page and line, not a failed build."""
 
-    def entries(self, store: Store) -> list[Status]:
+    def entries(self, store: Store) -> list[Standing]:
         problems: list[str] = []
         items = inventory.entries(store, problems)
         for problem in problems:
@@ -119,7 +119,7 @@ class RecordingsBlock(_TableBlock):
                 _text(item, "strong", f"{label}: ")
                 _text(item, "span", str(value))
 
-    def table(self, parent: etree.Element, items: list[Status]) -> None:
+    def table(self, parent: etree.Element, items: list[Standing]) -> None:
         store: Store = self.config["store"]
         body = _table(parent, ["snippet", "target", "state", "run time", "recorded", "machine"], {})
         for e in items:

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..config.lessons import load as load_lessons
 from ..model import describe
 from ..model.lines import TIMING_VERDICTS, runs_note, verdict
-from ..model.store import WITH_OUTPUT, State, Status, Store
+from ..model.store import WITH_OUTPUT, Standing, State, Store
 from . import blocks, inventory
 
 #: What a cell says beside a value printed by an earlier version of the snippet's code.
@@ -108,7 +108,7 @@ def claimed_labels(block: PageBlock, targets: tuple[str, ...]) -> list[str]:
     return _labels([*spec.expect, *(line for t in targets for line in spec.expect_on.get(t, ()))])
 
 
-def rows(store: Store, docs_dir: Path, items: list[Status]) -> dict[str, list[Row]]:
+def rows(store: Store, docs_dir: Path, items: list[Standing]) -> dict[str, list[Row]]:
     """The table's rows by lesson (ordered as on the recordings page), from ``items``,
     the site's ``inventory.entries``."""
     names, shown = store.targets.names, page_blocks(Path(docs_dir))
@@ -131,7 +131,7 @@ def rows(store: Store, docs_dir: Path, items: list[Status]) -> dict[str, list[Ro
     return out
 
 
-def _cell(entry: Status, label: str) -> Cell:
+def _cell(entry: Standing, label: str) -> Cell:
     if entry.state not in WITH_OUTPUT or entry.recording is None:
         return Cell(_NO_VALUE[entry.state], entry.state.name.lower())
     values = [found[1] for line in entry.recording.stdout if (found := verdict(line)) and found[0] == label]
@@ -144,7 +144,7 @@ def _cell(entry: Status, label: str) -> Cell:
     return Cell(", ".join(dict.fromkeys(values)), "value", runs, entry.state is State.STALE)
 
 
-def machines(store: Store, items: list[Status]) -> dict[str, list[str]]:
+def machines(store: Store, items: list[Standing]) -> dict[str, list[str]]:
     """target -> the machines its shown recordings were made on, as described on the pages."""
     found: dict[str, list[str]] = {t: [] for t in store.targets.names}
     for e in items:

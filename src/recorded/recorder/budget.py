@@ -11,21 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model.store import State, Status, Store
+from ..model.store import Standing, State, Store
 
 
 @dataclass(frozen=True)
 class Plan:
-    kept: list[Status]  #: what runs, in the order given
-    left: list[Status]  #: what did not fit the budget
+    kept: list[Standing]  #: what runs, in the order given
+    left: list[Standing]  #: what did not fit the budget
     seconds: float  #: the estimate of what runs
     guessed: int  #: items of ``kept`` with no stored duration, counted as the longest known
 
 
-def fit(published: Store, work: list[Status], runs: int, budget: float | None) -> Plan:
+def fit(published: Store, work: list[Standing], runs: int, budget: float | None) -> Plan:
     """The items of ``work`` that fit ``budget`` seconds (all without one), judged by where each
     stands in the project (``published``), whatever store they record into."""
-    where = {id(i): published.status(i.snippet, i.target) for i in work}
+    where = {id(i): published.standing(i.snippet, i.target) for i in work}
     known = {
         key: s.recording.duration_s * (runs if s.snippet.timing else 1) if s.recording else None
         for key, s in where.items()
@@ -33,7 +33,7 @@ def fit(published: Store, work: list[Status], runs: int, budget: float | None) -
     longest = max((s for s in known.values() if s is not None), default=60.0)
     cost = {key: longest if s is None else s for key, s in known.items()}
 
-    def first(item: Status) -> tuple:
+    def first(item: Standing) -> tuple:
         now = where[id(item)]
         device = published.targets.get(item.target).needs_device
         return (now.state is State.FRESH, not device, now.recording.recorded_at if now.recording else "")

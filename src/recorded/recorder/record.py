@@ -19,9 +19,9 @@ from typing import TextIO
 
 from ..model.busy import LIMIT, too_busy
 from ..model.machines import Machine
-from ..model.recording import Recording, Run, utc_stamp
+from ..model.recording import Ending, Recording, Run, utc_stamp
 from ..model.snippets import DEFAULT_TIMEOUT, Snippet, code_sha256
-from ..model.store import State, Status, Store
+from ..model.store import Standing, State, Store
 from . import busy as busy_
 from . import guard, runner, sandbox, this_machine
 from .runner import RunResult
@@ -35,16 +35,16 @@ TO_RECORD = {State.MISSING, State.STALE, State.FAILED, State.INVALID}
 OtherLoad = Callable[[], tuple[float, str] | None]
 
 
-def plan(store: Store, snippets: list[Snippet], targets: tuple[str, ...]) -> list[Status]:
+def plan(store: Store, snippets: list[Snippet], targets: tuple[str, ...]) -> list[Standing]:
     """Every snippet on every target, in that order, with its state."""
-    return [store.status(s, t) for s in snippets for t in targets]
+    return [store.standing(s, t) for s in snippets for t in targets]
 
 
-def to_run(items: list[Status], force: bool) -> list[Status]:
+def to_run(items: list[Standing], force: bool) -> list[Standing]:
     return [i for i in items if i.state is not State.NOT_APPLICABLE and (force or i.state in TO_RECORD)]
 
 
-def _eta(items: list[Status]) -> str:
+def _eta(items: list[Standing]) -> str:
     """Time left from earlier durations; said only when every remaining item has one."""
     known = [i.last_duration for i in items if i.last_duration is not None]
     if len(known) < len(items) or sum(known) < 1:
@@ -54,7 +54,7 @@ def _eta(items: list[Status]) -> str:
 
 def record(
     store: Store,
-    items: list[Status],
+    items: list[Standing],
     timeout: float | None = None,
     fail_fast: bool = False,
     out: TextIO | None = None,
@@ -65,7 +65,7 @@ def record(
     other_load: OtherLoad | None = None,
     admit: Callable[[str, Machine], None] | None = None,
     runs: int = 1,
-) -> tuple[list[Recording], list[Status]]:
+) -> tuple[list[Recording], list[Standing]]:
     """Run the items in order; returns the recordings made and the items that failed.
 
     Before the first run on a target its check must pass (else TargetCheckFailed), and
@@ -138,7 +138,9 @@ class _Session:
     #: ago, is the next one's "before" (the window is not spent twice).
     previous: dict | None = None
 
-    def runs(self, item: Status, count: int, limit: float) -> tuple[list[tuple[RunResult, dict | None]], str]:
+    def runs(
+        self, item: Standing, count: int, limit: float
+    ) -> tuple[list[tuple[RunResult, dict | None]], str]:
         """The item's runs, each with how busy the machine was around it, and why they were refused."""
         done: list[tuple[RunResult, dict | None]] = []
         for k in range(count):
@@ -168,11 +170,11 @@ class _Session:
                 if self.refuse_busy:
                     return done, "the machine was busy during the run"
             done.append((result, load))
-            if result.status != "ok":
+            if result.status is not Ending.OK:
                 break  # a failed run is the recording: the others are not made
         return done, ""
 
-    def once(self, item: Status, limit: float) -> tuple[RunResult | None, dict | None, str]:
+    def once(self, item: Standing, limit: float) -> tuple[RunResult | None, dict | None, str]:
         """One fresh run: its result, how busy the machine was around it (a timing snippet), and
         why it was refused (busy before it, or it changed the project)."""
         store, previous = self.store, self.previous
@@ -220,11 +222,11 @@ class _Session:
 
 
 def _recording(
-    item: Status, done: list[tuple[RunResult, dict | None]], started, machine: Machine
+    item: Standing, done: list[tuple[RunResult, dict | None]], started, machine: Machine
 ) -> Recording:
     """The recording of the item's runs: the first one, with what the others printed; or the
     failed one, alone."""
-    first, load = done[-1] if done[-1][0].status != "ok" else done[0]
+    first, load = done[-1] if done[-1][0].status is not Ending.OK else done[0]
     return Recording(
         snippet=item.snippet.name,
         target=item.target,
@@ -238,6 +240,6 @@ def _recording(
         recorded_at=utc_stamp(started),
         machine=machine,
         busy=load,
-        runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]] if first.status == "ok" else [],
+        runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]] if first.status is Ending.OK else [],
         code=first.source.decode("utf-8", errors="replace"),
     )

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..config.targets import Target
 from ..model.files import WriteFailed
+from ..model.recording import Ending
 from ..model.snippets import Snippet
 from . import sandbox
 from .sandbox import Limits
@@ -37,12 +38,15 @@ GRACE_S = 5.0
 
 @dataclass
 class RunResult:
-    status: str  # ok, error or timeout
+    status: Ending
     exit_code: int | None
     stdout: list[str]
     stderr: list[str]
     duration_s: float
     source: bytes = b""  #: the snippet's bytes as they ran
+
+    def __post_init__(self) -> None:
+        self.status = Ending(self.status)  # as read back from JSON
 
 
 def target_env(
@@ -220,9 +224,9 @@ def run_snippet(
         timed_out, code, out, err, duration = _watch(argv, workdir, env, timeout)
     if contained and code is not None and 128 < code <= 128 + 64:
         code = 128 - code  # bubblewrap reports a signal as 128 + its number, as shells do
-    stderr, status = err.lines(), "ok" if code == 0 else "error"
+    stderr, status = err.lines(), Ending.OK if code == 0 else Ending.ERROR
     if timed_out:
-        status, code = "timeout", None
+        status, code = Ending.TIMEOUT, None
         stderr.append(f"[recorder: stopped after the {timeout:g} s timeout]")
     elif code < 0:
         try:

@@ -7,11 +7,11 @@ import statistics
 from dataclasses import dataclass
 
 from ..model.snippets import Snippet
-from ..model.store import State, Status, Store
+from ..model.store import Standing, State, Store
 from .record import plan
 
 
-def split(items: list[Status], index: int, count: int) -> list[Status]:
+def split(items: list[Standing], index: int, count: int) -> list[Standing]:
     """The items that runner ``index`` of ``count`` (1-based) takes, in their given order.
 
     Deterministic, so every runner computes the same split from the same checkout: greedy
@@ -43,7 +43,7 @@ class Shard:
     index: int
     count: int
     target: str
-    taken: tuple[Status, ...]
+    taken: tuple[Standing, ...]
     applicable: int  # the target's snippets that take part in any shard
     seconds: float  # this part's expected time, by recorded durations
     total: float  # every shard's together
@@ -74,7 +74,7 @@ def take(published: Store, snippets: list[Snippet], target: str, which: tuple[in
     )
 
 
-def weights(items: list[Status]) -> dict[int, float]:
+def weights(items: list[Standing]) -> dict[int, float]:
     """Seconds each item is expected to take, by ``id(item)``: its last recorded duration (a
     stale or failed one's too), else the median of the known ones, or 1 s when none is known."""
     known = [i.last_duration for i in items if i.last_duration is not None]
