@@ -11,7 +11,7 @@ import os
 import platform
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,14 +55,24 @@ class Identity:
         return f"{self.cpu} ({self.cores} cores, flags {flags}, torch {self.torch}{device})"
 
 
-class Machine(dict[str, Any]):
-    """A recording's stored ``machine`` block (``machine["target"]``), read typed."""
+class Machine(Mapping[str, Any]):
+    """A recording's stored ``machine`` block (``machine["target"]``), read typed and read-only:
+    one Machine is shared by every recording a session makes on its target."""
 
     def __init__(self, data: Mapping[str, Any] | None = None, **more: Any):
-        super().__init__(data or {}, **more)
+        self._data = {**(data or {}), **more}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
 
     def __repr__(self) -> str:
-        return f"Machine({super().__repr__()})"
+        return f"Machine({self._data!r})"
 
     def _block(self, key: str) -> dict[str, Any]:
         value = self.get(key)

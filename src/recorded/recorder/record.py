@@ -112,7 +112,13 @@ def record(
     return made, failed
 
 
-def _machine(store: Store, target: str, python: str, machine_for, admit) -> Machine:
+def _machine(
+    store: Store,
+    target: str,
+    python: str,
+    machine_for: Callable[[str], dict] | None,
+    admit: Callable[[str, Machine], None] | None,
+) -> Machine:
     """Who records on target, after its check proved the machine is what it claims."""
     t = store.targets.get(target)
     printed = runner.check(t, python)  # raises TargetCheckFailed: nothing is written
@@ -122,9 +128,10 @@ def _machine(store: Store, target: str, python: str, machine_for, admit) -> Mach
         env = runner.target_env(t, Path(tempfile.gettempdir()))
         info = this_machine.machine(store.root, env, python, t.device)
     info["target"] = {"name": t.name, "description": t.description, "env": dict(t.env), "check": printed}
+    machine = Machine(info)
     if admit:
-        admit(target, Machine(info))  # raises before anything is recorded on target
-    return Machine(info)
+        admit(target, machine)  # raises before anything is recorded on target
+    return machine
 
 
 @dataclass
@@ -222,7 +229,7 @@ class _Session:
 
 
 def _recording(
-    item: Standing, done: list[tuple[RunResult, dict | None]], started, machine: Machine
+    item: Standing, done: list[tuple[RunResult, dict | None]], started: dt.datetime, machine: Machine
 ) -> Recording:
     """The recording of the item's runs: the first one, with what the others printed; or the
     failed one, alone."""

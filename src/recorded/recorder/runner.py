@@ -132,7 +132,9 @@ def _sweep() -> None:
             pass
 
 
-def run_code(python: str, code: str, cwd: Path, env: Mapping[str, str], device: bool = False):
+def run_code(
+    python: str, code: str, cwd: Path, env: Mapping[str, str], device: bool = False
+) -> subprocess.CompletedProcess[str]:
     """The project's own ``code`` (a check, a probe), contained as a snippet's run is, in ``cwd``.
     Raises OSError or subprocess.SubprocessError when it cannot run or takes over 5 minutes."""
     return subprocess.run(
