@@ -23,4 +23,17 @@ One name for one thing:
 - **verdict**: a printed answer to a question about the machine, such as
   ``bf16 vs fp32 here: faster`` (``model.lines``).
 - **run**: one start of a snippet in a fresh process (``recorder.runner.run_snippet``).
+- **check**: a target's check, Python whose last printed line proves a run is on that kind
+  (``[tool.recorded.targets.<name>.check]``, ``recorder.runner.check``). The recorder's and
+  the notebook script's ``--check`` keep the command-line sense: write nothing, exit 1 when
+  something must be redone.
 """
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI sends a cancelled job), met as Ctrl-C is: the command ends cleanly."""
+
+
+def terminate(signum: int, frame: object) -> None:
+    """The SIGTERM handler of ``python -m recorded`` while it starts and of the command line."""
+    raise Terminated

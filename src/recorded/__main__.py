@@ -7,20 +7,14 @@ import signal
 import sys
 from pathlib import Path
 
-
-class StartupTerminated(KeyboardInterrupt):
-    """SIGTERM before cli.main has set up its own handling: ended as Ctrl-C."""
-
-
-def _terminated(signum, frame) -> None:
-    raise StartupTerminated
+from . import Terminated, terminate
 
 
 def entry(root: Path | None = None, prog: str = "-m") -> int:
     """The recorder's command line, quiet when its reader stops reading (`--list | head`). Ctrl-C
     or SIGTERM while it starts ends in one line, as mid-run. ``prog``: how it was started
     (cli.MODULE, or a script's path as typed), for its messages."""
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = signal.signal(signal.SIGTERM, terminate)
     try:
         from .cli import main  # the slow part of start-up: inside the handling above
 
@@ -33,12 +27,7 @@ def entry(root: Path | None = None, prog: str = "-m") -> int:
         return 1
     except KeyboardInterrupt as exc:  # cli.main handles it once it runs: this is start-up
         name = "python -m recorded" if prog == "-m" else prog
-        sigterm = isinstance(exc, StartupTerminated)
-        if not sigterm:
-            from .cli.dispatch import Terminated  # imported already when its handler could raise it
-
-            sigterm = isinstance(exc, Terminated)
-        how, code = ("terminated (SIGTERM)", 143) if sigterm else ("interrupted", 130)
+        how, code = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
         print(f"\n{name}: {how} while starting; nothing was run or written.", file=sys.stderr)
         return code
     finally:

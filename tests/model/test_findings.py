@@ -83,7 +83,7 @@ def in_the_tests(project: Project) -> set[tuple[str, str]]:
     parser = RecordedParser(project.root)
     spec = blocks.parse("lesson/x.py", BODY, parser.store.targets.names)
     said = set()
-    for problem in parser.check_recordings(spec, _load(project), lambda claim: "page.md"):
+    for problem in parser.recording_problems(spec, _load(project), lambda claim: "page.md"):
         m = re.match(r"lesson/x\.py, ([\w-]+) recording \S+?(?:, run \d+ of \d+)?:\s(.*)", problem, re.DOTALL)
         assert m, problem
         target, rest = m.groups()
@@ -175,7 +175,7 @@ def test_the_site_and_the_tests_name_the_same_problems(project, warnings, monkey
 def test_the_tests_fail_an_emulated_recording_from_another_machine_naming_both_commands(project):
     make(project, {"big": "ok", "big-as-small": "elsewhere", "other": "ok"})
 
-    (problem,) = RecordedParser(project.root).check_recordings(
+    (problem,) = RecordedParser(project.root).recording_problems(
         blocks.parse("lesson/x.py", BODY, project.store.targets.names), _load(project), lambda claim: ""
     )
 

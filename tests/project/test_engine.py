@@ -52,7 +52,7 @@ def folder(module: str) -> str:
 
 def imports(module: str) -> set[str]:
     """The engine modules a module imports, by dotted name (its relative imports resolved)."""
-    package = module.split(".")[:-1]  # "cli.__init__" and "cli.check" both sit in cli/
+    package = module.split(".")[:-1]  # "cli.__init__" and "cli.report" both sit in cli/
     found = set()
     for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
         if not isinstance(node, ast.ImportFrom) or not node.level:

@@ -67,7 +67,7 @@ def test_a_fresh_clone_passes_as_every_kind_with_none_of_its_recordings(as_kind,
         for found in blocks.read(page.read_text(encoding="utf-8")).blocks:
             spec = blocks.parse(found.argument, found.body, TARGETS.names, found.line + 1)
             snippet = load(root / "snippets", spec.snippet, TARGETS)
-            problems += parser.check_recordings(spec, snippet, lambda claim, name=page.name: name)
+            problems += parser.recording_problems(spec, snippet, lambda claim, name=page.name: name)
             if kind and snippet.runs_on(TARGETS.get(kind)):
                 shown.append((page.relative_to(root / "docs").with_suffix("").as_posix(), snippet.name))
     assert problems == []

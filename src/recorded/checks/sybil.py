@@ -66,7 +66,7 @@ class RecordedParser:
         locate = lambda claim: (
             f"{page}:{example.line + 1 + spec.claim_lines[claim]}" if claim in spec.claim_lines else page
         )
-        problems = self.check_recordings(spec, snippet, locate)
+        problems = self.recording_problems(spec, snippet, locate)
         live_target = self.live.target
         if not snippet.runs_on(live_target):
             if problems:
@@ -85,7 +85,7 @@ class RecordedParser:
         # The messages quote what snippets printed: no control character reaches the terminal.
         return escape.visible("\n\n".join(problems)) or None
 
-    def check_recordings(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
+    def recording_problems(self, spec: blocks.Block, snippet: Snippet, locate) -> list[str]:
         """What is wrong with the snippet's recordings for this block (model/findings.py, the
         rule the site shares), each problem naming the recording and the command that renews it."""
         if self._renewal is None:  # read once: the machine and the tree stay as they are for a session

@@ -20,9 +20,9 @@ from ..model.store import State, Store
 from ..recorder import shard
 from ..recorder.choose import ALL, AUTO, choose, named
 from ..recorder.record import plan, to_run
-from .check import say_part
 from .options import Options, UsageError
 from .record import cannot, record_with, save_bundle
+from .report import say_part
 
 #: The terminal a report must fit by default.
 WIDTH = 100

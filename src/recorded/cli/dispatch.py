@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from .. import Terminated, terminate
 from ..config import settings
 from ..config.schema import ConfigError
 from ..model.escape import SafeStream
@@ -21,10 +22,10 @@ from ..recorder.bundles import BundleError
 from ..recorder.choose import ChoiceError
 from ..recorder.sandbox import ALLOW_UNSANDBOXED, SandboxUnavailable
 from .bundle_import import do_import
-from .check import do_check_or_list
 from .compare import do_compare
 from .options import Options, UsageError, parse_args, program
 from .record import do_record, save_bundle, select
+from .report import do_report
 
 #: What the recorder reports in one line, exit status 2.
 REPORTED = (
@@ -39,14 +40,6 @@ REPORTED = (
 )
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (what CI sends a cancelled job), met as Ctrl-C is: the run ends cleanly."""
-
-
-def _terminate(signum, frame) -> None:
-    raise Terminated
-
-
 def main(argv: list[str] | None = None, root: Path | None = None, prog: str | None = None) -> int:
     """The recorder for the project at root (default: the current folder); messages name ``prog``
     (MODULE, or a script's path as typed). Everything it prints goes through SafeStream: a
@@ -54,7 +47,7 @@ def main(argv: list[str] | None = None, root: Path | None = None, prog: str | No
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = SafeStream(streams[0]), SafeStream(streams[1])
     try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
+        previous = signal.signal(signal.SIGTERM, terminate)
     except ValueError:  # not the main thread: leave SIGTERM as it is
         previous = None
     unsandboxed = os.environ.get(ALLOW_UNSANDBOXED)
@@ -114,7 +107,7 @@ def dispatch(opts: Options, published: Store, made: list[Recording]) -> int:
     if opts.mode in ("record", "compare"):
         sandbox.required()  # before anything is planned or said: SandboxUnavailable, in one line
     if opts.mode in ("check", "list"):
-        return do_check_or_list(opts, store, published, select(store, opts.snippets))
+        return do_report(opts, store, published, select(store, opts.snippets))
     if opts.mode == "compare" and not opts.out:  # its runs go to a scratch store
         return do_compare(opts, published, select(store, opts.snippets), made)
     # Whatever writes recordings holds the store's lock: two at once take turns.

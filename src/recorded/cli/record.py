@@ -13,8 +13,8 @@ from ..recorder import admit, budget, shard
 from ..recorder.bundles import bundle_name, write_bundle
 from ..recorder.choose import ALL, choose
 from ..recorder.record import plan, record, to_run
-from .check import say_part
 from .options import Options, UsageError
+from .report import say_part
 
 
 def select(store: Store, names: tuple[str, ...]) -> list[Snippet]:

@@ -43,7 +43,7 @@ def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> st
     code = _code(snippet, spec, ctx)
     standings = [ctx.store.standing(snippet, t.name) for t in ctx.store.targets]
     for standing in standings:
-        _check(spec, standing, ctx)
+        _find_problems(spec, standing, ctx)
     shown = [s for s in standings if s.state in SHOWN and s.recording is not None]
     output = _outputs(spec, snippet, shown, ctx, count) + _not_recorded(standings, ctx, _alike(shown))
     problems = ""
@@ -203,7 +203,7 @@ def _claimed(spec: blocks.Block, standing: Standing) -> list[int]:
     return sorted(found)
 
 
-def _check(spec: blocks.Block, standing: Standing, ctx: Context) -> None:
+def _find_problems(spec: blocks.Block, standing: Standing, ctx: Context) -> None:
     """What is wrong with the example on one target (model/findings.py, the tests' rule)."""
     for found in findings.of(standing, spec.claims_for(standing.target), ctx.store, ctx.renewal):
         ctx.problems.append(_words(found, standing.snippet.name, ctx))

@@ -114,7 +114,7 @@ _UNREAD = (
 )
 
 
-class _CheckAllRead(Treeprocessor):
+class _WarnUnread(Treeprocessor):
     """pymdownx.blocks skips a block it cannot parse without a word: say so."""
 
     def __init__(self, page: _Page):
@@ -189,7 +189,7 @@ class RecordedExtension(BlocksExtension):
         project = _project(Path(self.getConfig("root")).resolve())
         page = _Page(md, project.recordings_page)
         md.preprocessors.register(page, "recorded_headers", 40)
-        md.treeprocessors.register(_CheckAllRead(page), "recorded_check", 1)
+        md.treeprocessors.register(_WarnUnread(page), "recorded_unread", 1)
         strict = self.getConfig("strict")
         if isinstance(strict, str):  # from an environment variable via !ENV
             strict = switched_on(strict)

@@ -91,7 +91,7 @@ class Report:
         return bool(self.error) or any(o.action == "refused" for o in self.outcomes)
 
 
-def _check(store: Store, bundle: Bundle, allow_stale: bool) -> list[Outcome]:
+def _outcomes(store: Store, bundle: Bundle, allow_stale: bool) -> list[Outcome]:
     """Each recording, "refused" with why when it refuses the whole bundle, else "not imported"."""
     outcomes, seen = [], set()
     for rec in bundle.recordings:
@@ -182,7 +182,7 @@ def import_bundle(
         bundle = read_bundle(path, max_mb, store.source)
     except BundleError as exc:
         return Report(Path(path), None, error=str(exc))
-    outcomes = _check(store, bundle, allow_stale)
+    outcomes = _outcomes(store, bundle, allow_stale)
     if n := sum(o.action == "refused" for o in outcomes):
         error = (
             f"{path}: refused, nothing imported: {n} recording{'s' * (n != 1)} cannot be imported (below)."

@@ -1,4 +1,4 @@
-"""`--check` and `--list`: what is recorded, without running anything; and which snippets a shard takes."""
+"""`--list` and `--check`: what is recorded, without running anything; and which snippets a shard takes."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def show_list(items: list[Standing], declared: dict[str, Lesson]) -> None:
             print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
 
 
-def check(items: list[Standing], strict: bool, store: Store, command: str) -> int:
+def must_record(items: list[Standing], strict: bool, store: Store, command: str) -> int:
     """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh
     (model/renewal.py says which)."""
     problems = [i for i in items if i.state in TO_RECORD]
@@ -92,7 +92,7 @@ def check(items: list[Standing], strict: bool, store: Store, command: str) -> in
     return 1 if required or wrong or left else 0
 
 
-def do_check_or_list(opts: Options, store: Store, published: Store, snippets: list[Snippet]) -> int:
+def do_report(opts: Options, store: Store, published: Store, snippets: list[Snippet]) -> int:
     """--list and --check: the chosen targets (every one by default), probing nothing."""
     names = choose(store.targets, opts.target, ALL, needed=lambda t: False).chosen
     items = plan(store, snippets, names)
@@ -105,4 +105,4 @@ def do_check_or_list(opts: Options, store: Store, published: Store, snippets: li
         show_list(items, lessons.load(store.root))
         print(machines.here_line(store.targets), file=sys.stderr)  # the table stays a table
         return 0
-    return check(items, opts.strict, store, opts.command)
+    return must_record(items, opts.strict, store, opts.command)
