@@ -12,7 +12,7 @@ import markdown
 import pytest
 
 from projects import MACHINE, OTHER_MACHINE, SNIPPET, THREE, Project, site_extensions
-from recorded.model import machines
+from recorded.model import lines, machines
 from rendering import block, highlighted, output_tabs, page
 
 CUDA_SNIPPET = 'print("on the gpu")\n'  # written with requires=["cuda"]
@@ -515,6 +515,31 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
         in html
     )
     assert warnings() == []
+
+
+def test_the_machine_table_pairs_a_repeated_label_by_its_place_as_compare_does(three):
+    snippet = three.snippet("lesson/01_twice.py", SNIPPET.replace('"done"', '"fast here: faster"'))
+    printed = {
+        "big": ["fast here: faster", "fast here: slower"],
+        "other": ["fast here: slower", "fast here: slower"],
+    }
+    three.recording(snippet, "big", printed["big"])
+    three.recording(snippet, "other", printed["other"], machine=OTHER_MACHINE)
+    three.page("lesson.md", "# L\n\n/// recorded | lesson/01_twice.py\n///\n")
+
+    rows = table_rows(three.render(TABLE_PAGE))
+
+    # --compare pairs lines by (kind, label, how many times the label came before): so does the table.
+    pairs = {t: lines.parse(out) for t, out in printed.items()}
+    assert (
+        list(pairs["big"])
+        == list(pairs["other"])
+        == [("verdict", "fast here", 0), ("verdict", "fast here", 1)]
+    )
+    assert [row[0] for row in rows] == ["fast here L", "fast here (2) L"]
+    assert [row[1].split()[0] for row in rows] == [line.value for line in pairs["big"].values()]
+    assert [row[3].split()[0] for row in rows] == [line.value for line in pairs["other"].values()]
+    assert [row[-1] for row in rows] == ["yes", "no"]
 
 
 def test_the_machine_table_names_each_target_machine_and_its_emulation(three):

@@ -135,7 +135,8 @@ def _rows(columns: list[Column]) -> list[str]:
                 _count(rec, line, key[2]) if rec and (line := lines.get(key)) else "-"
                 for _, rec, lines in cols
             ]
-            out.append((f"  {_clip(key[1], LABEL - 3):<{LABEL - 2}}" + _cells(cells)).rstrip())
+            label = f"{key[1]} ({key[2] + 1})" if key[2] else key[1]  # as the verdict table shows it
+            out.append((f"  {_clip(label, LABEL - 3):<{LABEL - 2}}" + _cells(cells)).rstrip())
     return out
 
 

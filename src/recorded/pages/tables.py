@@ -190,7 +190,7 @@ class MachineTableBlock(_TableBlock):
             kind = {True: "verdict-changes", False: "verdict-same", None: "verdict-unknown"}[changes]
             tr = etree.SubElement(body, "tr", {"class": kind})
             th = etree.SubElement(tr, "th", {"scope": "row"})
-            _text(th, "code", row.label)
+            _text(th, "code", row.shown)
             etree.SubElement(th, "br")
             if row.page:
                 path, _, fragment = row.page.partition("#")

@@ -1,8 +1,10 @@
 """The table that sets each verdict line (model/lines.py) beside every target.
 
-A row is one label of one snippet, from every shown recording (fresh, or of an earlier version
-of the code: its cells say so) and every claim a page makes, so a row stays in the table
-(saying "not recorded yet") while its recordings are redone.
+A row is one verdict line of one snippet, paired across targets as ``--compare`` pairs them:
+by its label and how many times the label came before (``lines.parse``). Its lines come from
+every shown recording (fresh, or of an earlier version of the code: its cells say so) and
+every claim a page makes, so a row stays in the table (saying "not recorded yet") while its
+recordings are redone.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from ..config.lessons import load as load_lessons
 from ..model import describe
-from ..model.lines import TIMING_VERDICTS, runs_note, verdict
+from ..model.lines import TIMING_VERDICTS, answers, parse, runs_note
 from ..model.store import WITH_OUTPUT, Standing, State, Store
 from . import blocks, inventory
 
@@ -41,9 +43,15 @@ class Cell:
 class Row:
     snippet: str
     label: str
+    nth: int  #: how many lines of the snippet's output had this label before this one
     page: str | None  #: docs-relative "page.md#anchor" of the block that shows the snippet
     where: str  #: "Page title › section" of that block, for the link's text
     cells: dict[str, Cell] = field(default_factory=dict)
+
+    @property
+    def shown(self) -> str:
+        """The label, with its place when the snippet prints it more than once: "fast here (2)"."""
+        return f"{self.label} ({self.nth + 1})" if self.nth else self.label
 
     @property
     def changes(self) -> bool | None:
@@ -95,17 +103,21 @@ def _headings(lines: list[str], fenced: set[int]) -> list[tuple[int, int, str]]:
     return found
 
 
-def _labels(lines: Iterable[str]) -> list[str]:
-    return [found[0] for line in lines if (found := verdict(line))]
+#: A verdict line as the table and --compare pair it: (label, occurrence).
+Key = tuple[str, int]
 
 
-def claimed_labels(block: PageBlock, targets: tuple[str, ...]) -> list[str]:
-    """The labels of the verdict lines a block claims, in the order it claims them."""
+def _keys(lines: Iterable[str]) -> list[Key]:
+    return [(label, n) for kind, label, n in parse(list(lines)) if kind == "verdict"]
+
+
+def claimed_keys(block: PageBlock, targets: tuple[str, ...]) -> list[Key]:
+    """The verdict lines a block claims on any target, in the order it claims them."""
     try:
         spec = blocks.parse(block.snippet, block.body, targets, block.line + 1)
     except blocks.BlockError:
         return []  # the page itself warns about a malformed block
-    return _labels([*spec.expect, *(line for t in targets for line in spec.expect_on.get(t, ()))])
+    return list(dict.fromkeys(k for t in targets for group in spec.claims_for(t) for k in _keys(group)))
 
 
 def rows(store: Store, docs_dir: Path, items: list[Standing]) -> dict[str, list[Row]]:
@@ -120,28 +132,30 @@ def rows(store: Store, docs_dir: Path, items: list[Standing]) -> dict[str, list[
         for snippet, group in itertools.groupby(entries, key=lambda e: e.snippet.name):
             cells = list(group)
             recs = [e.recording for e in cells if e.state in WITH_OUTPUT and e.recording]
-            labels = _labels(line for rec in recs for line in rec.stdout)
-            labels += [x for b in shown if b.snippet == snippet for x in claimed_labels(b, names)]
+            keys = [key for rec in recs for key in _keys(rec.stdout)]
+            keys += [key for b in shown if b.snippet == snippet for key in claimed_keys(b, names)]
             block = first.get(snippet)
             page, where = (block.link, block.where) if block else (None, snippet)
-            for label in dict.fromkeys(labels):
-                table.append(Row(snippet, label, page, where, {e.target: _cell(e, label) for e in cells}))
+            for label, n in dict.fromkeys(keys):
+                table.append(
+                    Row(snippet, label, n, page, where, {e.target: _cell(e, label, n) for e in cells})
+                )
         if table:
             out[lesson] = table
     return out
 
 
-def _cell(entry: Standing, label: str) -> Cell:
-    if entry.state not in WITH_OUTPUT or entry.recording is None:
+def _cell(entry: Standing, label: str, n: int) -> Cell:
+    rec = entry.recording
+    if entry.state not in WITH_OUTPUT or rec is None:
         return Cell(_NO_VALUE[entry.state], entry.state.name.lower())
-    values = [found[1] for line in entry.recording.stdout if (found := verdict(line)) and found[0] == label]
-    if not values:
+    (value,) = answers([rec.stdout], label, n)
+    if value is None:
         return Cell("not printed", "not-printed")
-    timing = [v for v in dict.fromkeys(values) if v in TIMING_VERDICTS]
-    runs = "; ".join(
-        runs_note(entry.recording.outputs, v, label, values.index(v)).removeprefix(f"{v} ") for v in timing
+    runs = (
+        runs_note(rec.outputs, value, label, n).removeprefix(f"{value} ") if value in TIMING_VERDICTS else ""
     )
-    return Cell(", ".join(dict.fromkeys(values)), "value", runs, entry.state is State.STALE)
+    return Cell(value, "value", runs, entry.state is State.STALE)
 
 
 def machines(store: Store, items: list[Standing]) -> dict[str, list[str]]:
