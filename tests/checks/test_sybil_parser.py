@@ -303,7 +303,7 @@ def test_a_claim_must_hold_in_every_fresh_run_of_a_recording(project):
     from recorded.model.recording import Run
 
     rec = project.recording(project.snippet(), "cpu", OUTPUT)
-    rec.runs = [Run(OUTPUT, 0.01), Run(["hello", "answer: 41", "done"], 0.01)]
+    rec.later_runs = [Run(OUTPUT, 0.01), Run(["hello", "answer: 41", "done"], 0.01)]
     project.store.write(rec)
 
     message = project.failure(page(block(body='expect:\n  - "answer: 42"\n')))

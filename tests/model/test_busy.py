@@ -150,6 +150,6 @@ def test_runs_one_after_another_share_the_window_between_them(tmp_path):
     made, _ = record(store, items, out=io.StringIO(), runs=3, other_load=lambda: (next(figures), "fake"))
 
     (rec,) = made
-    windows = [rec.busy] + [r.busy for r in rec.runs]
+    windows = [run.busy for run in rec.runs]
     assert [(w or {}).get("before") for w in windows] == [0.01, 0.02, 0.03]
     assert [(w or {}).get("after") for w in windows] == [0.02, 0.03, 0.04]

@@ -52,7 +52,7 @@ def make(project: Project, states: dict[str, str]) -> None:
             machine=OTHER_MACHINE if state == "elsewhere" else MACHINE,
         )
         if state == "runs":  # the shown run prints the claims, a later one does not
-            rec.runs = [Run(OUTPUT, 0.01), Run(WRONG, 0.01)]
+            rec.later_runs = [Run(OUTPUT, 0.01), Run(WRONG, 0.01)]
             project.store.write(rec)
 
 

@@ -599,7 +599,7 @@ def test_a_bundle_that_would_mix_machines_in_a_tab_is_refused_unless_it_holds_th
     ]
     merged = json.loads(whole[0].read_text())["recordings"] + json.loads(whole[1].read_text())["recordings"]
     one = tmp_path / "whole.json"
-    one.write_text(bundle_json([Recording(**r) for r in merged]), encoding="utf-8")
+    one.write_text(bundle_json([Recording.from_dict(r, "a bundle") for r in merged]), encoding="utf-8")
     assert cli.main(["--import", str(one)], root=tmp_path) == 0
     assert {machine_of(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
 

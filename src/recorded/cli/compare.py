@@ -56,7 +56,7 @@ def _count(rec: Recording, line: Line, n: int) -> str:
 
 def busy_line(rec: Recording) -> str:
     """ "busy: other work used up to 40% of the CPUs" when any of its runs was too busy, else ""."""
-    figures = [rec.busy] + [r.busy for r in rec.runs]
+    figures = [run.busy for run in rec.runs]
     said = f"busy: other work used up to {busy.worst(figures) * 100:.0f}% of the CPUs"
     return said if busy.too_busy(figures) else ""
 
@@ -109,8 +109,8 @@ def _head(s: Snippet, mine: Recording | None, why: str | None) -> list[str]:
     if why:
         head = f"skipped here ({why})"
     elif mine:
-        runs = f"{1 + len(mine.runs)} run{'s' * bool(mine.runs)}"
-        head = f"{mine.status} here, {runs}, {mine.duration_s:.1f} s" + (" each" if mine.runs else "")
+        runs = f"{len(mine.runs)} run{'s' * bool(mine.later_runs)}"
+        head = f"{mine.status} here, {runs}, {mine.duration_s:.1f} s" + (" each" if mine.later_runs else "")
     else:
         head = "not run here"
     out = ["", textwrap.fill(f"{s.name}: {head}", WIDTH, subsequent_indent="  ")]

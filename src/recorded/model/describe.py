@@ -76,7 +76,7 @@ def provenance(rec: Recording, device_code: bool = False) -> str:
         short_machine(rec.machine, device_code),
         f"torch {torch}" if torch else "",
         rec.recorded_at[:10],
-        f"{rec.duration_s:.1f} s" + (f" a run, {len(rec.outputs)} runs" if rec.runs else ""),
+        f"{rec.duration_s:.1f} s" + (f" a run, {len(rec.runs)} runs" if rec.later_runs else ""),
     ]
     return " · ".join(p for p in parts if p)
 

@@ -37,7 +37,7 @@ class RecordingError(ValueError):
 
 @dataclass
 class Run:
-    """One more fresh run of a timing snippet, beside the one its recording shows."""
+    """One fresh run of a snippet: what it printed, how long it took, how busy the machine was."""
 
     stdout: list[str]
     duration_s: float
@@ -62,8 +62,9 @@ class Recording:
     #: The freshness key of the code that ran (``snippets.code_sha256``); empty where unknown
     #: (an older recording of other code): then only ``sha256`` can make it fresh.
     code_sha256: str = ""
-    #: A timing snippet's further fresh runs, each in a fresh process, after ``stdout``'s.
-    runs: list[Run] = field(default_factory=list)
+    #: A timing snippet's further fresh runs, each in a fresh process, after the first (stored
+    #: under the key ``runs``); ``runs`` gives every run.
+    later_runs: list[Run] = field(default_factory=list)
     code: str = ""  #: the source as it ran, so a stale recording says what changed; "" if unknown
 
     def __post_init__(self) -> None:
@@ -76,9 +77,14 @@ class Recording:
         return self.status is Ending.OK
 
     @property
+    def runs(self) -> list[Run]:
+        """Every fresh run, the shown one first."""
+        return [Run(self.stdout, self.duration_s, self.busy), *self.later_runs]
+
+    @property
     def outputs(self) -> list[list[str]]:
         """What every fresh run printed, the shown one first."""
-        return [self.stdout] + [r.stdout for r in self.runs]
+        return [run.stdout for run in self.runs]
 
     def of(self, snippet) -> bool:
         """Whether it was made from the snippet's code as it is now: these very bytes, or the
@@ -89,9 +95,9 @@ class Recording:
 
     def to_json(self) -> str:
         """The recording as it is stored, its fields in their order."""
-        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data = {_STORED.get(name, name): getattr(self, name) for name in self.__dataclass_fields__}
         data["machine"] = dict(self.machine)
-        data["runs"] = [asdict(run) for run in self.runs]
+        data["runs"] = [asdict(run) for run in self.later_runs]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
@@ -129,8 +135,8 @@ class Recording:
                 raise RecordingError(
                     f"{where}: run {n} must hold stdout (a list of strings), duration_s and busy."
                 )
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "runs"}
-        return cls(**fields, runs=[Run(**run) for run in data["runs"]])
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**fields, later_runs=[Run(**run) for run in data["runs"]])
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
@@ -218,8 +224,10 @@ def read_json(text: str) -> object:
     )
 
 
+#: The fields stored under another key.
+_STORED = {"later_runs": "runs"}
 #: The keys of a stored recording, in the order they are written.
-RECORDING_FIELDS = tuple(Recording.__dataclass_fields__)
+RECORDING_FIELDS = tuple(_STORED.get(name, name) for name in Recording.__dataclass_fields__)
 
 
 def utc_stamp(when: dt.datetime | None = None) -> str:

@@ -31,7 +31,7 @@ class Standing:
     def last_duration(self) -> float | None:
         """How long its last recording took, every fresh run together."""
         rec = self.recording
-        return rec.duration_s + sum(run.duration_s for run in rec.runs) if rec else None
+        return sum(run.duration_s for run in rec.runs) if rec else None
 
 
 class State(str, enum.Enum):

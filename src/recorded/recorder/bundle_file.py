@@ -66,7 +66,7 @@ def _recording(data: object, where: str) -> Recording:
             f"{where}: {len(rec.outputs)} fresh runs; the recorder makes at most {MAX_RUNS}."
         )
     streams = [("stdout", rec.stdout), ("stderr", rec.stderr)]
-    streams += [(f"run {n} stdout", run.stdout) for n, run in enumerate(rec.runs, 2)]
+    streams += [(f"run {n} stdout", run.stdout) for n, run in enumerate(rec.later_runs, 2)]
     for stream, lines in streams:
         # A run keeps at most MAX_STREAM_BYTES of a stream, which decode to at most as many
         # characters, and adds a line or two of its own.

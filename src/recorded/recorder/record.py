@@ -87,7 +87,7 @@ def record(
         started = dt.datetime.now(dt.UTC)
         # A timing snippet runs several times, each in a fresh process: the spread between runs,
         # which the spread inside one run does not show.
-        done, refused = session.runs(item, runs if s.timing else 1, timeout or s.timeout or DEFAULT_TIMEOUT)
+        done, refused = session.repeat(item, runs if s.timing else 1, timeout or s.timeout or DEFAULT_TIMEOUT)
         print(file=out, flush=True)
         if refused or not done:
             failed.append(item)
@@ -145,7 +145,7 @@ class _Session:
     #: ago, is the next one's "before" (the window is not spent twice).
     previous: dict | None = None
 
-    def runs(
+    def repeat(
         self, item: Standing, count: int, limit: float
     ) -> tuple[list[tuple[RunResult, dict | None]], str]:
         """The item's runs, each with how busy the machine was around it, and why they were refused."""
@@ -247,6 +247,8 @@ def _recording(
         recorded_at=utc_stamp(started),
         machine=machine,
         busy=load,
-        runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]] if first.status is Ending.OK else [],
+        later_runs=[Run(r.stdout, r.duration_s, busy) for r, busy in done[1:]]
+        if first.status is Ending.OK
+        else [],
         code=first.source.decode("utf-8", errors="replace"),
     )
