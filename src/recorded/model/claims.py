@@ -52,15 +52,11 @@ def explain(claims: list[str], lines: list[str], found: list[int | None], locate
     ``locate(claim)`` may name where the claim is written, such as ``docs/page.md:34``."""
     parts = []
     for claim, index in zip(claims, found):
-        if index is not None:
-            continue
-        near = nearest(claim, lines)
-        at = locate(claim)
-        parts.append(f"claim{f' at {at}' if at else ''} not found in order: {claim!r}")
-        if near is not None:
-            parts.append("  nearest printed line (- claimed, + printed):")
-            parts.extend(f"    {d}" for d in difflib.ndiff([claim], [near]))
-    parts.append(f"({RULE}.)")
-    parts.append("printed:")
-    parts.extend(f"  | {line}" for line in lines or ["(nothing)"])
+        if index is None:
+            at = locate(claim)
+            parts.append(f"claim{f' at {at}' if at else ''} not found in order: {claim!r}")
+            if (near := nearest(claim, lines)) is not None:
+                parts.append("  nearest printed line (- claimed, + printed):")
+                parts.extend(f"    {d}" for d in difflib.ndiff([claim], [near]))
+    parts += [f"({RULE}.)", "printed:", *(f"  | {line}" for line in lines or ["(nothing)"])]
     return "\n".join(parts)

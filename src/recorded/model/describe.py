@@ -41,7 +41,6 @@ def cpu(machine: Machine) -> str:
 
 
 def gpu(machine: Machine) -> str | None:
-    """The device the recording's target had beyond the CPU, as its probe described it."""
     device = machine.device
     return devices.describe(device) if device else None
 

@@ -2,10 +2,9 @@
 page and table takes. Standard library only.
 
 Such text is written by a program the project does not control. Shown raw, a control character
-rewrites the reader's terminal (``ESC]0;`` retitles it), a bidirectional override reorders
-what a reviewer reads, and a ``<`` opens markup. ``visible`` shows every control character (C0
-but tab and newline, DEL, C1) and bidirectional control as an escape (``\\x1b``, ``\\u202e``);
-``html`` and ``markdown`` escape that for their markup; ``SafeStream`` writes through ``visible``.
+rewrites the reader's terminal (``ESC]0;`` retitles it), a bidirectional override reorders what a
+reviewer reads, and a ``<`` opens markup. ``visible`` shows every control character as an escape
+(``\\x1b``, ``\\u202e``); ``html``, ``markdown`` and ``SafeStream`` build on it.
 """
 
 from __future__ import annotations

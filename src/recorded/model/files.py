@@ -31,7 +31,6 @@ def _umask() -> int:
 def write_atomically(path: Path, text: str) -> None:
     """Write text to path through a temporary file in the same folder and a rename, so a reader
     sees the old file or the new one. The file gets 0666 less the umask, as ``open`` gives it."""
-    path = Path(path)
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

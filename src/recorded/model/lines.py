@@ -62,11 +62,8 @@ def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
 
 def answers(outputs: list[list[str]], label: str, nth: int = 0) -> list[str | None]:
     """What each run said on its ``nth`` verdict line with this label (None where it printed none)."""
-    found = []
-    for stdout in outputs:
-        said = [v[1] for line in stdout if (v := verdict(line)) and v[0] == label]
-        found.append(said[nth] if nth < len(said) else None)
-    return found
+    said = [[v[1] for line in stdout if (v := verdict(line)) and v[0] == label] for stdout in outputs]
+    return [run[nth] if nth < len(run) else None for run in said]
 
 
 def runs_note(outputs: list[list[str]], value: str, label: str, nth: int = 0) -> str:

@@ -151,8 +151,7 @@ class Machine(Mapping[str, Any]):
         """Why a recording made on this machine does not prove ``target``: the hardware it
         requires, what its check printed, the environment it ran in. The one rule for the
         audit, --adopt and a bundle."""
-        why = self.unmet(target.requires)
-        if why:
+        if why := self.unmet(target.requires):
             why.append(f"{target.name} requires {target.requires}")
         ran = self.run_for
         if target.check and ran.get("check") != target.check.prints:
@@ -181,9 +180,7 @@ def this_cpu(extra: tuple[str, ...] = ()) -> dict[str, Any]:
     if model is None and sys.platform == "darwin":
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             sysctl = ["sysctl", "-n", "machdep.cpu.brand_string"]
-            model = subprocess.run(
-                sysctl, capture_output=True, text=True, timeout=60, check=True
-            ).stdout.strip()
+            model = subprocess.check_output(sysctl, stderr=subprocess.DEVNULL, text=True, timeout=60).strip()
     looked = list(FEATURES) + sorted(set(extra) - set(FEATURES))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {

@@ -115,16 +115,12 @@ def code_sha256(source: bytes) -> str:
         or (isinstance(n, ast.Attribute) and n.attr == "__doc__")
         for n in ast.walk(tree)
     ):
-        _drop_docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = node.body[0] if node.body else None
+                if isinstance(first, ast.Expr) and _text(first.value) is not None:
+                    del node.body[0]
     return hashlib.sha256(b"ast\n" + _written(tree).encode("utf-8")).hexdigest()
-
-
-def _drop_docstrings(tree: ast.AST) -> None:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = node.body[0] if node.body else None
-            if isinstance(first, ast.Expr) and _text(first.value) is not None:
-                del node.body[0]
 
 
 def _written(node: object) -> str:
@@ -216,9 +212,8 @@ def strip_metadata(source: str) -> str:
 
 
 def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet:
-    """Load one snippet by its name under snippets_dir, refusing paths that leave it. Its
-    ``requires`` must be drawn from what the ``known`` targets provide (by default those of
-    the project holding snippets_dir)."""
+    """One snippet by its name under snippets_dir, refusing paths that leave it; its ``requires``
+    must be drawn from what the ``known`` targets (by default the project's) provide."""
     pure = PurePosixPath(name.replace("\\", "/"))
     if pure.is_absolute() or ".." in pure.parts or not pure.parts:
         raise SnippetError(
@@ -237,17 +232,7 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise SnippetError(f"{pure}: cannot be read ({why}); snippets are UTF-8 Python files.") from None
-    tool = _tool_table(parse_metadata(source, where=str(pure)), pure, known, snippets_dir)
-    timeout = tool.get("timeout")
-    requires = frozenset(tool.get("requires", []))
-    return Snippet(
-        str(pure), path, requires, None if timeout is None else float(timeout), tool.get("timing", False)
-    )
-
-
-def _tool_table(meta: dict, pure: PurePosixPath, known: Targets | None, snippets_dir: Path) -> dict:
-    """The header's [tool.recorded] table, checked."""
-    tool = meta.get("tool", {})
+    tool = parse_metadata(source, where=str(pure)).get("tool", {})
     if isinstance(tool, dict) and "record-runs" in tool:
         raise SnippetError(f"{pure}: its header's [tool.record-runs] is now [tool.{TOOL}]: rename it.")
     tool = tool.get(TOOL, {}) if isinstance(tool, dict) else tool
@@ -282,7 +267,7 @@ def _tool_table(meta: dict, pure: PurePosixPath, known: Targets | None, snippets
         raise SnippetError(f"{pure}: [tool.recorded] timeout must be a positive number of seconds.")
     if not isinstance(timing := tool.get("timing", False), bool):
         raise SnippetError(f"{pure}: [tool.recorded] timing must be true or false, got {timing!r}.")
-    return tool
+    return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout), timing)
 
 
 def discover(
@@ -291,13 +276,12 @@ def discover(
     """Every snippet under snippets_dir, sorted by name. A file that is not a usable snippet
     raises SnippetError, or with a ``problems`` list is left out and said there."""
     known = known or targets_.load(snippets_dir.parent)
-    names = sorted(
+    found = []
+    for name in sorted(
         p.relative_to(snippets_dir).as_posix()
         for p in snippets_dir.rglob("*.py")
         if "__pycache__" not in p.parts
-    )
-    found = []
-    for name in names:
+    ):
         try:
             found.append(load(snippets_dir, name, known))
         except SnippetError as exc:

@@ -104,9 +104,7 @@ def read_bundle(
 ) -> Bundle:
     """Parse and check one bundle file; BundleError naming the file. Recordings of an older schema
     are brought up to this one (recording.migrate), ``source(name)`` giving a snippet's bytes now."""
-    path = Path(path)
-    where = str(path)
-    data = _layout(_parsed(path, max_mb), where)
+    data = _layout(_parsed(path, max_mb), path)
     recs = []
     for n, item in enumerate(data["recordings"], 1):
         label = item.get("snippet") if isinstance(item, dict) else None
@@ -114,16 +112,16 @@ def read_bundle(
         try:
             recs.append(_recording(migrate(item, source), named))
         except RecordingError as exc:
-            raise BundleError(f"{where}: {exc}") from None
+            raise BundleError(f"{path}: {exc}") from None
     try:
         checksum = digest(data["recordings"])
     except RecursionError:
         raise BundleError(
-            f"{where}: a recording's machine is nested too deeply; nothing was imported."
+            f"{path}: a recording's machine is nested too deeply; nothing was imported."
         ) from None
     if checksum != data["recordings_sha256"]:
         raise BundleError(
-            f"{where}: its recordings do not match its checksum (recordings_sha256): "
+            f"{path}: its recordings do not match its checksum (recordings_sha256): "
             "the file was edited or damaged after it was written. Make it again with "
             "`record_runs.py --bundle FILE`."
         )
@@ -132,57 +130,56 @@ def read_bundle(
 
 def _parsed(path: Path, max_mb: float) -> object:
     """The file's JSON; a file over ``max_mb`` megabytes is refused unread, so memory stays bounded."""
-    where = str(path)
     try:
         size = path.stat().st_size
         if size > max_mb * 1e6:
             raise BundleError(
-                f"{where}: {size / 1e6:.1f} MB, over the {max_mb:g} MB a bundle may be; nothing was "
+                f"{path}: {size / 1e6:.1f} MB, over the {max_mb:g} MB a bundle may be; nothing was "
                 f"read. If you trust it, import it with --max-bundle-mb {math.ceil(size / 1e6)}."
             )
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise BundleError(f"{where}: no such file.") from None
+        raise BundleError(f"{path}: no such file.") from None
     except IsADirectoryError:
-        raise BundleError(f"{where}: is a folder, not a bundle file.") from None
+        raise BundleError(f"{path}: is a folder, not a bundle file.") from None
     except OSError as exc:
-        raise BundleError(f"{where}: cannot be read ({exc.strerror or exc}).") from None
+        raise BundleError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     # Read as model/store.py reads a recording, on purpose: each says its own fix.
     try:
         return read_json(raw.decode("utf-8"))
     except RecursionError:
         raise BundleError(
-            f"{where}: its JSON is nested too deeply to be a bundle; nothing was imported."
+            f"{path}: its JSON is nested too deeply to be a bundle; nothing was imported."
         ) from None
     except JSONRefused as exc:
-        raise BundleError(f"{where}: refused, nothing imported: {exc}.") from None
+        raise BundleError(f"{path}: refused, nothing imported: {exc}.") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise BundleError(
-            f"{where}: not a JSON bundle ({exc}); it may be damaged or not a bundle at all."
+            f"{path}: not a JSON bundle ({exc}); it may be damaged or not a bundle at all."
         ) from None
 
 
-def _layout(data: object, where: str) -> dict:
+def _layout(data: object, path: Path) -> dict:
     """``data`` if it holds a bundle's keys, each of its type, and nothing else."""
     if not isinstance(data, dict) or "bundle" not in data:
         raise BundleError(
-            f'{where}: not a bundle (a JSON object with a "bundle" key, as `record_runs.py --bundle FILE` writes).'
+            f'{path}: not a bundle (a JSON object with a "bundle" key, as `record_runs.py --bundle FILE` writes).'
         )
     if data["bundle"] != BUNDLE_VERSION:
-        raise BundleError(f"{where}: bundle format {data['bundle']!r}, this project reads {BUNDLE_VERSION}.")
+        raise BundleError(f"{path}: bundle format {data['bundle']!r}, this project reads {BUNDLE_VERSION}.")
     unknown = sorted(set(data) - set(BUNDLE_KEYS))
     missing = sorted(set(BUNDLE_KEYS) - set(data))
     if unknown or missing:
         raise BundleError(
-            f"{where}: wrong bundle layout"
+            f"{path}: wrong bundle layout"
             + (f"; unknown key(s) {unknown}" if unknown else "")
             + (f"; missing key(s) {missing}" if missing else "")
             + "."
         )
     if not isinstance(data["created_at"], str) or not isinstance(data["recordings_sha256"], str):
-        raise BundleError(f"{where}: created_at and recordings_sha256 must be strings.")
+        raise BundleError(f"{path}: created_at and recordings_sha256 must be strings.")
     if not (data["machine"] is None or isinstance(data["machine"], dict)):
-        raise BundleError(f"{where}: machine must be an object or null.")
+        raise BundleError(f"{path}: machine must be an object or null.")
     if not isinstance(data["recordings"], list):
-        raise BundleError(f"{where}: recordings must be a list.")
+        raise BundleError(f"{path}: recordings must be a list.")
     return data

@@ -37,8 +37,7 @@ def other_load(window_s: float = WINDOW_S, stat: Path = Path("/proc/stat")) -> t
     start = _cpu_jiffies(stat)
     if start is None:
         if hasattr(os, "getloadavg"):  # macOS and others: a coarser, lagging figure
-            cpus = os.cpu_count() or 1
-            return min(1.0, os.getloadavg()[0] / cpus), "1-minute load average / CPUs"
+            return min(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)), "1-minute load average / CPUs"
         return None
     time.sleep(window_s)
     end = _cpu_jiffies(stat)

@@ -64,15 +64,9 @@ def take(root: Path, kept: list[Path], skip: tuple[Path, ...] = (), sandboxed: b
 
 def changes(before: Snapshot, after: Snapshot) -> list[str]:
     """Every file that differs, as ``path (added|removed|changed)``, relative to the project."""
-
-    def shown(path: Path) -> str:
-        try:
-            return path.relative_to(before.root).as_posix()
-        except ValueError:
-            return str(path)
-
     return [
-        f"{shown(p)} ({how})" for p, how in _diff(before.kept, after.kept) + _diff(before.seen, after.seen)
+        f"{p.relative_to(before.root).as_posix() if p.is_relative_to(before.root) else p} ({how})"
+        for p, how in _diff(before.kept, after.kept) + _diff(before.seen, after.seen)
     ]
 
 

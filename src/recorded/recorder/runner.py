@@ -55,8 +55,8 @@ def target_env(
     """The environment a snippet runs in for a target. Recordings compile cold, in a fresh cache
     per run; the tests may pass a lasting ``compile_cache`` to skip recompiling each session."""
     cache = compile_cache or workdir
-    env = dict(os.environ)
-    env.update(
+    env = dict(
+        os.environ,
         PYTHONUNBUFFERED="1",
         PYTHONDONTWRITEBYTECODE="1",
         MPLBACKEND="Agg",
@@ -91,17 +91,6 @@ class _Capture(threading.Thread):
         if self.dropped:
             lines.append(f"[recorder: output cut here, {self.dropped} more bytes not kept]")
         return lines
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """The supervisor ends every process below it; then its group is killed, in case it could not."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError, subprocess.TimeoutExpired):
-            proc.terminate()
-            proc.wait(GRACE_S)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
 
 
 #: A run's folders are named for the recorder that made them, so that a later one can remove
@@ -200,8 +189,7 @@ def run_snippet(
 ) -> RunResult:
     """Run the snippet once, as a copy in a fresh temporary folder: the code that ran is the code
     the result names (``RunResult.source``), and it cannot find the project through its own path.
-    SandboxUnavailable when it cannot be contained and unsandboxed runs were not accepted;
-    WriteFailed when its copy cannot be written."""
+    Raises SandboxUnavailable, or WriteFailed when its copy cannot be written."""
     with folder("run") as top:
         workdir, tmp, code_dir = (Path(top, name) for name in ("work", "tmp", "code"))
         for made in (workdir, tmp, code_dir):
@@ -231,10 +219,7 @@ def run_snippet(
         status, code = Ending.TIMEOUT, None
         stderr.append(f"[recorder: stopped after the {timeout:g} s timeout]")
     elif code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = str(-code)
+        name = next((sig.name for sig in signal.Signals if sig == -code), str(-code))
         stderr.append(f"[recorder: killed by signal {name}]")
     return RunResult(status, code, out.lines(), stderr, round(duration, 3), source)
 
@@ -258,7 +243,15 @@ def _watch(argv: list[str], cwd: Path, env: dict[str, str], timeout: float):
     except subprocess.TimeoutExpired:
         timed_out = True
     finally:
-        _stop(proc)  # also on success and on Ctrl-C: no process of the snippet outlives its run
+        # Also on success and on Ctrl-C, so no process of the snippet outlives its run: the
+        # supervisor ends every process below it; then its group is killed, in case it could not.
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, subprocess.TimeoutExpired):
+                proc.terminate()
+                proc.wait(GRACE_S)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
         # Whatever still holds the pipes open must not keep us here: what came is kept.
         out.join(GRACE_S)
         err.join(GRACE_S)
@@ -289,20 +282,18 @@ def last_line(text: str) -> str:
 
 @functools.cache
 def check(target: Target, python: str = sys.executable) -> str | None:
-    """Prove this machine is what ``target`` claims, before anything is recorded on it: what its
-    check printed (None without a check), or TargetCheckFailed saying why not. Once per target
-    and interpreter. An emulated target's check must print something else in its host's
-    environment: one that prints the same cannot tell whether the limits took effect."""
+    """Prove this machine is what ``target`` claims, before anything is recorded on it: what its check
+    printed (None without a check), or TargetCheckFailed saying why not. An emulated target's check must
+    print something else in its host's environment, or it cannot tell whether the limits took effect."""
     if target.detect and not target.detected():  # nothing to detect: the check alone proves it
         raise TargetCheckFailed(f"none of {', '.join(target.detect)} is on this machine")
     if target.check is None:
         return None
     printed, done = _printed(target, python)
     if done.returncode != 0 or printed != target.check.prints:
-        why = last_line(done.stderr) if done.returncode else ""
         raise TargetCheckFailed(
             f"its check printed {printed!r}, not {target.check.prints!r}"
-            + (f" (exit code {done.returncode}: {why})" if done.returncode else "")
+            + (f" (exit code {done.returncode}: {last_line(done.stderr)})" if done.returncode else "")
             + f"; the check, run with {dict(target.env)}: {target.check.code}"
         )
     if target.host is not None:

@@ -1,11 +1,10 @@
-"""The sandbox every snippet runs in: bubblewrap (``bwrap``, what Flatpak uses).
+"""The sandbox every snippet runs in: bubblewrap (``bwrap``, what Flatpak uses). Standard library only.
 
-Standard library only. A run sees the whole machine read-only (the project, its ``.git`` and
-``.cache`` included), writes only to its own working and temporary folders (removed after it), has
-no network (a new network namespace), and lives in a new PID namespace: every process it started
-ends with it, and ``--die-with-parent`` ends the sandbox when the recorder dies, even by SIGKILL.
-A CPU kind sees a minimal ``/dev``; a kind with a device sees the machine's. Resource limits bound
-its memory and the size of any file it writes (``Limits``).
+A run sees the whole machine read-only (the project, its ``.git`` and ``.cache`` included), writes
+only to its own working and temporary folders (removed after it), has no network, and lives in a
+new PID namespace: every process it started ends with it, and ``--die-with-parent`` ends the
+sandbox when the recorder dies, even by SIGKILL. A CPU kind sees a minimal ``/dev``; a kind with a
+device sees the machine's. ``Limits`` bound its memory and the size of any file it writes.
 
 Where bubblewrap cannot run (not installed; user namespaces restricted by AppArmor on Ubuntu 24.04
 or by Docker's default seccomp profile), a run is refused unless unsandboxed runs are accepted
@@ -138,10 +137,9 @@ def command(
     return [*_base(bwrap, device), *binds, *more, "--chdir", str(cwd), "--", *argv]
 
 
-# Unsandboxed on Linux, the snippet starts under this supervisor, which gives it what the
-# sandbox's PID namespace and --die-with-parent give it otherwise: SIGKILL when the recorder dies
-# (even by SIGKILL), and it is the subreaper of everything the snippet starts, so a process that
-# escapes with a new session or a double fork comes back to it. When the snippet ends, or on
+# Unsandboxed on Linux, this supervisor gives the snippet what the PID namespace and
+# --die-with-parent give it otherwise: SIGKILL when the recorder dies, and a subreaper that a
+# process escaping by a new session or a double fork comes back to. When the snippet ends, or on
 # SIGTERM (a timeout, Ctrl-C), it kills and reaps every process left below it, then ends as the
 # snippet ended: a leftover would skew the next timings and hold the output pipe open.
 _SUPERVISE = """

@@ -13,13 +13,10 @@ from .record import plan
 
 def split(items: list[Standing], index: int, count: int) -> list[Standing]:
     """The items that runner ``index`` of ``count`` (1-based) takes, in their given order.
-
     Deterministic, so every runner computes the same split from the same checkout: greedy
-    longest-processing-time on each item's last recorded duration (``weights``); the longest
-    item goes to the runner with the least work so far (the lowest number on a tie), equal
-    durations in order of snippet name. Each target is split separately; items not applicable
-    to their target take part in no shard.
-    """
+    longest-processing-time by ``weights``, the longest first to the least-loaded runner (the
+    lowest number on a tie; equal durations by snippet name). Each target is split separately;
+    items not applicable to their target take part in no shard."""
     if not 1 <= index <= count:
         raise ValueError(f"shard {index}/{count}: need 1 <= I <= N")
     taken: set[int] = set()

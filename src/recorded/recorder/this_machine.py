@@ -51,10 +51,9 @@ def _last_json(
             return json.loads(last)
     except ValueError:
         pass
-    why = runner.last_line(done.stderr)
     raise error(
         f"{what} did not print JSON as its last line (it printed {last!r}"
-        + (f", exit code {done.returncode}: {why}" if done.returncode else "")
+        + (f", exit code {done.returncode}: {runner.last_line(done.stderr)}" if done.returncode else "")
         + ")"
     )
 
