@@ -37,16 +37,12 @@ def cell_result(cell, seconds: float) -> RunResult:
     error: list[str] = []
     for output in cell.outputs:
         if output.output_type == "stream":
-            streams[output.name] = streams.get(output.name, "") + output.text
+            streams[output.name] += output.text  # a stream is named stdout or stderr
         elif output.output_type == "error":
             error = [_ANSI.sub("", line) for frame in output.traceback for line in frame.split("\n")]
-    stderr = streams["stderr"].splitlines() + error
+    ending, code = (Ending.ERROR, 1) if error else (Ending.OK, 0)
     return RunResult(
-        Ending.ERROR if error else Ending.OK,
-        1 if error else 0,
-        streams["stdout"].splitlines(),
-        stderr,
-        seconds,
+        ending, code, streams["stdout"].splitlines(), streams["stderr"].splitlines() + error, seconds
     )
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -61,8 +62,7 @@ class LiveRuns:
         return self._target
 
     def share(self, folder: Path, root: Path) -> LiveRuns:
-        """Share the runs of the project at ``root`` through ``folder`` with every process of
-        this test session, each notebook lesson's snippets run as its notebook's cells."""
+        """Share the runs of the project at ``root`` through ``folder`` with every test process."""
         if self._shared is None or self._shared.folder != folder:
             self._shared = _Shared(folder, Path(root), self)
         return self
@@ -76,13 +76,11 @@ class LiveRuns:
 
     def fresh(self, snippet: Snippet) -> runner.RunResult:
         """The snippet alone, in a fresh interpreter, as the recorder runs it."""
-        timeout = snippet.timeout or DEFAULT_TIMEOUT
         options = {"compile_cache": self.compile_cache, "threads": self.threads, "limits": self.limits}
-        return self._run(snippet, self.target, timeout, **options)
+        return self._run(snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT, **options)
 
     def notebook(self, lesson: str) -> dict:
-        """The whole run of ``lesson``'s notebook (what checks/kernel.py writes when done),
-        started if no process of this session has started it."""
+        """The whole run of ``lesson``'s notebook (checks/kernel.py's done.json), started if need be."""
         if self._shared is None:
             raise RuntimeError("LiveRuns.share() first: a notebook runs beside the test processes")
         return self._shared.notebook_done(lesson)
@@ -94,20 +92,18 @@ class _Shared:
     def __init__(self, folder: Path, root: Path, live: LiveRuns):
         self.folder, self.root, self.live = folder, root, live
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._in_notebook: dict[str, str] | None = None
 
+    @functools.cached_property
     def in_notebook(self) -> dict[str, str]:
         """Each snippet a lesson's notebook shows, and that lesson's name."""
-        if self._in_notebook is None:
-            self._in_notebook = {}
-            for lesson in with_notebooks(self.root):
-                nb, _ = build_notebook(self.root, lesson)
-                self._in_notebook.update(dict.fromkeys(snippet_cells(nb), lesson.name))
-        return self._in_notebook
+        return {
+            name: lesson.name
+            for lesson in with_notebooks(self.root)
+            for name in snippet_cells(build_notebook(self.root, lesson)[0])
+        }
 
     def result(self, snippet: Snippet) -> runner.RunResult:
-        lesson = self.in_notebook().get(snippet.name)
-        if lesson is not None:
+        if (lesson := self.in_notebook.get(snippet.name)) is not None:
             return self._from_notebook(lesson, snippet)
         path = self.folder / "fresh" / result_file(snippet.name)
         with _locked(path.with_suffix(".lock")):  # one process runs it, the others wait here
@@ -118,8 +114,7 @@ class _Shared:
     def _start(self, lesson: str) -> Path:
         """The lesson's notebook run folder; the run started by the first process to ask."""
         where = self.folder / "notebook" / lesson
-        where.mkdir(parents=True, exist_ok=True)
-        with _locked(where / "start.lock"):
+        with _locked(where / "start.lock"):  # makes the folder
             if not (where / "started").exists():
                 target = self.live.target
                 tmp = where / "tmp"
@@ -142,28 +137,26 @@ class _Shared:
                 (where / "started").write_text(str(process.pid))
         return where
 
-    def _wait(self, where: Path, ready: Callable[[], bool]) -> None:
+    def _wait(self, lesson: str, name: str = "done.json") -> Path:
+        """The file ``name`` of the lesson's notebook run (started if need be), once it or done.json is."""
+        where = self._start(lesson)
         pid = int((where / "started").read_text())
-        while not ready():
+        while not (where / name).exists() and not (where / "done.json").exists():
             if not (where / "done.json").exists() and not _alive(pid):
                 log = (where / "kernel.log").read_text(errors="replace")[-3000:]
                 raise RuntimeError(f"the notebook run (checks/kernel.py) ended without a result:\n{log}")
             time.sleep(POLL)
+        return where / name
 
     def _from_notebook(self, lesson: str, snippet: Snippet) -> runner.RunResult:
-        where = self._start(lesson)
-        path = where / result_file(snippet.name)
-        self._wait(where, lambda: path.exists() or (where / "done.json").exists())
-        if path.exists():
+        if (path := self._wait(lesson, result_file(snippet.name))).exists():
             return load_result(path)
-        done = json.loads((where / "done.json").read_text(encoding="utf-8"))
+        done = self.notebook_done(lesson)
         why = f"the notebook's run ended before this cell: {done.get('error') or 'no output'}"
         return runner.RunResult(Ending.ERROR, None, [], [why], 0.0)
 
     def notebook_done(self, lesson: str) -> dict:
-        where = self._start(lesson)
-        self._wait(where, lambda: (where / "done.json").exists())
-        return json.loads((where / "done.json").read_text(encoding="utf-8"))
+        return json.loads(self._wait(lesson).read_text(encoding="utf-8"))
 
 
 def result_file(snippet_name: str) -> str:
@@ -176,8 +169,7 @@ def result_record(result: runner.RunResult) -> dict:
 
 
 def load_result(path: Path) -> runner.RunResult:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return runner.RunResult(**data | {"source": data.get("source", "").encode()})
+    return runner.RunResult(**json.loads(path.read_text(encoding="utf-8")) | {"source": b""})
 
 
 @contextlib.contextmanager

@@ -1,5 +1,6 @@
 """What a project declares for the engine: its targets, lessons and known devices, under one
-table of its ``pyproject.toml`` (and of each snippet's PEP 723 header), ``[tool.recorded]``."""
+table of its ``pyproject.toml`` (and of each snippet's PEP 723 header), ``[tool.recorded]``.
+Standard library only, every module: the recorder reads them on bare hardware runners."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """CPU flag names as Linux reports them in /proc/cpuinfo, so that a typo in a target's requirement
 (``amx_bf61``) is refused instead of silently never matching. x86 names come from the kernel's
 ``cpufeatures.h`` (the ``flags`` line), Arm names from its ``hwcap`` list (the ``Features`` line).
-A real flag missing here: add it in alphabetical order within its group. Standard library only.
-"""
+A real flag missing here: add it in alphabetical order within its group."""
 
 from __future__ import annotations
 

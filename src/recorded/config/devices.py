@@ -1,8 +1,6 @@
 """Devices as data: what a target has beyond the CPU, and how to describe and guard it. A target
 declares its device in full or by the key of a known one (builtin.toml's ``[devices.<key>]``).
-The engine knows no device: the probe, the notebook's guard and the words for it come from here.
-Standard library only.
-"""
+The engine knows no device: the probe, the notebook's guard and the words for it come from here."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Lessons: what belongs to each lesson of a course site, as data in pyproject.toml. Standard
-library only: the recorder groups ``--list`` by lesson on bare hardware runners.
+"""Lessons: what belongs to each lesson of a course site, as data in pyproject.toml.
 
 A lesson is a folder under snippets/; it is recorded and shown undeclared. An entry
 ``[tool.recorded.lessons.<folder>]`` gives it a title, its pages (under docs/, in reading order),

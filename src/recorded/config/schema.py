@@ -1,8 +1,5 @@
 """Configuration declared once: each table's keys, what each must be, and one validator.
-
-Standard library only: the recorder reads its targets on bare hardware runners. What depends
-on several keys at once stays with the caller.
-"""
+What depends on several keys at once stays with the caller."""
 
 from __future__ import annotations
 
@@ -46,9 +43,6 @@ class Key:
     means: str = ""
 
 
-# --- tests of values --------------------------------------------------------------------
-
-
 def is_a(kind: type) -> Test:
     return lambda value: isinstance(value, kind)
 
@@ -71,7 +65,6 @@ def list_of(test: Test, at_least: int = 0) -> Test:
 
 
 def table_of(test: Test) -> Test:
-    """A table whose every value passes ``test``."""
     return lambda value: isinstance(value, dict) and all(map(test, value.values()))
 
 
@@ -92,9 +85,6 @@ def python(value: object, last_expression: bool = False) -> bool:
     except SyntaxError:
         return False
     return body is not None and (not last_expression or bool(body) and isinstance(body[-1], ast.Expr))
-
-
-# --- the validator ----------------------------------------------------------------------
 
 
 def validate(

@@ -3,8 +3,7 @@ fresh ``runs`` of each timing snippet, the ``memory-gib`` (private writable memo
 ``file-size-mib`` (largest file written) one run may take, and the ``commands`` a message names to
 fix what it found, as the project spells them in the one form that works from a fresh clone:
 ``all`` records what is missing or stale and redraws everything made from the recordings; ``one``
-records a snippet on a target. Standard library only.
-"""
+records a snippet on a target."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Targets: the kinds of machine a recording speaks for, declared in tab order under
 ``[tool.recorded.targets.<name>]``; each key is described once, in ``SCHEMA``. A project that
-declares none gets builtin.toml's. Standard library only: the recorder reads this on bare runners.
-"""
+declares none gets builtin.toml's."""
 
 from __future__ import annotations
 
@@ -309,7 +308,7 @@ def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, 
         shown = f"{where}: [{TABLE}.{t.name}] host {t.host!r}"
         if host is None:
             raise TargetError(f"{shown} is not a target; the targets are {list(by_name)}.")
-        if host.emulated or host.name == t.name:
+        if host.emulated:  # itself included: it names a host, so it is emulated
             raise TargetError(f"{shown} must be a native target (one that names no host).")
         own = t.requires if {"requires", "device"} & set(declared[t.name]) else host.requires
         if own != host.requires or not t.provides <= host.provides:

@@ -150,7 +150,6 @@ def lesson_parts(site: Site, lesson: Lesson) -> list[Part]:
 class _Body:
     """The lesson's cells as they are made, and what the introduction says of them."""
 
-    site: Site
     store: Store
     shown: Target  #: the target whose recordings the cells show
     links: Links
@@ -171,10 +170,15 @@ class _Body:
         standing = self.store.standing(snippet, self.shown.name)
         outputs, note, label = [], "", self.shown.label
         if not snippet.runs_on(self.shown):
-            note = self._elsewhere(snippet, device, self.site.url(page, anchor))
-        elif standing.state is State.FRESH and standing.recording is not None:
-            outputs = _stream_outputs(standing.recording.stdout, standing.recording.stderr)
-            self.used.append(standing.recording)
+            note = self._elsewhere(snippet, device, self.links.site.url(page, anchor))
+        elif standing.state is State.FRESH and (rec := standing.recording) is not None:
+            outputs = [
+                # recorded text: no control character reaches a reader
+                nbformat.v4.new_output("stream", name=name, text=escape.visible("\n".join(lines)) + "\n")
+                for name, lines in (("stdout", rec.stdout), ("stderr", rec.stderr))
+                if lines
+            ]
+            self.used.append(rec)
         else:
             command = self.store.settings.commands.record(snippet.name, self.shown.name)
             self.problems.append(
@@ -216,13 +220,8 @@ class _Body:
 
     def introduction(self, lesson: Lesson, snippets: list[Snippet]) -> str:
         """The title, one line, and the rest folded as the site folds its asides."""
-        needs = sorted(
-            {
-                need
-                for s in snippets
-                for need in parse_metadata(s.path.read_text(encoding="utf-8"), s.name).get("dependencies", [])
-            }
-        )
+        metadata = (parse_metadata(s.path.read_text(encoding="utf-8"), s.name) for s in snippets)
+        needs = sorted({need for m in metadata for need in m.get("dependencies", [])})
         needs_text = (
             f"It needs {' and '.join(f'`{n}`' for n in needs)} (`pip install {' '.join(needs)}`)"
             if needs
@@ -249,15 +248,6 @@ class _Body:
         )
 
 
-def _stream_outputs(stdout: list[str], stderr: list[str]) -> list:
-    return [
-        # recorded text: no control character reaches a reader
-        nbformat.v4.new_output("stream", name=name, text=escape.visible("\n".join(lines)) + "\n")
-        for name, lines in (("stdout", stdout), ("stderr", stderr))
-        if lines
-    ]
-
-
 def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]:
     """The lesson's notebook, and the problems a contributor should fix (stale recordings)."""
     site, store = read_site(Path(root)), Store(Path(root))
@@ -267,7 +257,7 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
     for part in parts:  # every link first: links.targets says which snippets need an anchor
         if part.kind == "markdown":
             part.text = convert_markdown(part.page, part.text, links)
-    body = _Body(site, store, notebook_target(store, list(snippets.values())), links)
+    body = _Body(store, notebook_target(store, list(snippets.values())), links)
     for part in parts:
         if part.kind == "markdown":
             body.cells.append(_markdown(part.text))

@@ -44,8 +44,7 @@ class Part:
 
 
 def page_parts(page: str, text: str, skip: frozenset[str] = frozenset()) -> list[Part]:
-    """A page cut into Markdown runs (a new one at each heading) and snippet blocks;
-    the sections under a heading in ``skip`` are left out."""
+    """A page cut into parts, leaving out the sections under a heading in ``skip``."""
     lines = text.splitlines()
     read = blocks.read(lines)  # the blocks and fences as the site and the tests read them
     found = {b.line: b for b in read.blocks}
@@ -153,8 +152,13 @@ def convert_markdown(page: str, text: str, links: Links) -> str:
             made, i = _admonition(a, lines, i, page, links)
             out += [(x, False) for x in made]
         elif _FIGURE_START.match(line):
-            note, i = _figure(lines, i)
-            out.append((note, False))
+            end = next((j for j in range(i, len(lines)) if _FIGURE_END.match(lines[j])), len(lines))
+            whole = "\n".join(lines[i:end])
+            image, caption = _IMAGE.search(whole), _CAPTION.search(whole)
+            alt = image.group("alt").strip() if image else ""
+            said = " ".join(caption.group("caption").split()) if caption else ""
+            out.append(("*Figure, shown on the lesson site:* " + " ".join(filter(None, (alt, said))), False))
+            i = end + 1
         else:
             out.append((_TASK.sub(lambda t: t.group("lead"), line), True))
     # Links are rewritten over each run of prose lines, so a link that wraps is found too.
@@ -193,14 +197,3 @@ def _admonition(a: re.Match[str], lines: list[str], i: int, page: str, links: Li
     if blank_after:
         out.append("")
     return out, i
-
-
-def _figure(lines: list[str], i: int) -> tuple[str, int]:
-    """The figure starting at ``lines[i]`` as a one-line note (its image's alt text and its caption),
-    and the index of the line after its end."""
-    end = next((j for j in range(i, len(lines)) if _FIGURE_END.match(lines[j])), len(lines))
-    whole = "\n".join(lines[i:end])
-    image, caption = _IMAGE.search(whole), _CAPTION.search(whole)
-    alt = image.group("alt").strip() if image else ""
-    said = " ".join(caption.group("caption").split()) if caption else ""
-    return "*Figure, shown on the lesson site:* " + " ".join(w for w in (alt, said) if w), end + 1
