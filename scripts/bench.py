@@ -260,7 +260,7 @@ def preview_after_prose_edit(tree: Tree, repeat: int, work: Path) -> Figure:
 def this_target(root: Path) -> str:
     """The auto target this machine is, by the recorder's own choice (a cheap look: no check
     runs, so torch is not imported)."""
-    return choose(Store(root).targets, AUTO, needed=lambda name: False).chosen[0]
+    return choose(Store(root).targets, AUTO, needed=lambda target: False).chosen[0].name
 
 
 def record_nothing_stale(root: Path, repeat: int) -> Figure:
@@ -291,7 +291,7 @@ def quickest_snippet(root: Path) -> str:
     recorded = [
         (rec.duration_s, s.name)
         for s in discover(store.snippets_dir, store.targets)
-        if s.runs_on(store.targets.get(target)) and (rec := store.read(s.name, target))
+        if s.runs_on(store.targets[target]) and (rec := store.read(s.name, target))
     ]
     if not recorded:
         raise RuntimeError(f"no snippet has a {target} recording; run the recorder first")
@@ -412,7 +412,7 @@ def snippet_seconds(root: Path) -> float:
     store, target = Store(root), this_target(root)
     total = 0.0
     for s in discover(store.snippets_dir, store.targets):
-        status = store.standing(s, target)
+        status = store.standing(s, store.targets[target])
         state, rec = status.state, status.recording
         if state is State.FRESH and rec is not None:
             total += rec.duration_s

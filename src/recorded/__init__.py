@@ -9,7 +9,8 @@ One name for one thing:
 
 - **target**: a kind of machine a recording speaks for, declared in ``pyproject.toml``
   (``[tool.recorded.targets.<name>]``): its hardware, environment and tab label. An *emulated*
-  target is its host's machine with limits set in its environment.
+  target is its host's machine with limits set in its environment. Code passes the
+  ``config.targets.Target`` once a name is read; a recording and its path store the name.
 - **machine**: one computer, as a recording stores its identity (``model.machines.Machine``);
   every recording of a target comes from one machine.
 - **tab**: one target's place beside an example on a page.

@@ -30,7 +30,7 @@ def run(store: Store, loads: list[float], refuse: bool, force: bool = False):
     """Record with other_load faked to return ``loads`` in turn."""
     figures = iter(loads)
     out = io.StringIO()
-    items = to_run(plan(store, discover(store.snippets_dir), ("cpu",)), force)
+    items = to_run(plan(store, discover(store.snippets_dir), (store.targets["cpu"],)), force)
     made, failed = record(
         store, items, out=out, refuse_busy=refuse, other_load=lambda: (next(figures), "fake")
     )
@@ -145,7 +145,7 @@ def test_runs_one_after_another_share_the_window_between_them(tmp_path):
     # busy the machine was just before the next.
     store = project(tmp_path)
     figures = iter([0.01, 0.02, 0.03, 0.04])
-    items = to_run(plan(store, discover(store.snippets_dir), ("cpu",)), False)
+    items = to_run(plan(store, discover(store.snippets_dir), (store.targets["cpu"],)), False)
 
     made, _ = record(store, items, out=io.StringIO(), runs=3, other_load=lambda: (next(figures), "fake"))
 

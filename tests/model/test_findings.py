@@ -118,7 +118,7 @@ def found(project: Project, strict: bool) -> set[tuple[str, str]]:
     return {
         (f.target.name, kinds[type(f)])
         for t in store.targets
-        for f in findings.of(store.standing(snippet, t.name), spec.claims_for(t.name), store, rule)
+        for f in findings.of(store.standing(snippet, t), spec.claims_for(t.name), store, rule)
     }
 
 

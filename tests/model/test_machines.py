@@ -18,6 +18,7 @@ from fakes import FAKE_MACHINE, fake_cpu
 from projects import Project, add_snippet
 from recorded import cli
 from recorded.config import targets
+from recorded.config.targets import Target
 from recorded.model import machines
 from recorded.model.machines import Machine
 from recorded.model.recording import Ending, Recording
@@ -63,6 +64,10 @@ EPYC = ["avx2", "avx512f", "avx512_bf16"]
 AVX2 = ["avx2"]
 
 pytestmark = pytest.mark.usefixtures("fake_machine")
+
+
+def names(chosen: tuple[Target, ...]) -> tuple[str, ...]:
+    return tuple(t.name for t in chosen)
 
 
 def make(root: Path, config: str = KINDS) -> Path:
@@ -135,7 +140,7 @@ def test_the_repository_declares_kinds_of_machine_one_machine_each():
             continue
         host = known.get(t.host)
         assert not host.emulated and t.requires == host.requires, t.name
-        assert known.sharing(host.name)[0] == host.name and t.name in known.sharing(host.name)
+        assert known.sharing(host)[0] == host and t in known.sharing(host)
         limits = {k: v for k, v in t.env if dict(host.env).get(k) != v}
         isa = {"ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS"}
         if limits.keys() & isa:
@@ -298,12 +303,12 @@ def test_named_targets_are_chosen_each_once_and_a_kind_this_machine_is_not_is_sk
 ):
     known = targets.load(make(tmp_path))
     machine_is(XEON)
-    assert choose(known, "amx, amx-limited,amx").chosen == ("amx", "amx-limited")
+    assert names(choose(known, "amx, amx-limited,amx").chosen) == ("amx", "amx-limited")
 
     machine_is(EPYC)
     choice = choose(known, "amx")
     assert choice.named and choice.chosen == ()
-    assert choice.skipped == (
+    assert [(target.name, why) for target, why in choice.skipped] == [
         (
             "amx",
             (
@@ -311,7 +316,7 @@ def test_named_targets_are_chosen_each_once_and_a_kind_this_machine_is_not_is_sk
                 "requires amx_bf16 present); this machine can record none of the targets"
             ),
         ),
-    )
+    ]
 
 
 def test_an_unknown_target_name_is_refused_naming_the_known_ones(tmp_path):
@@ -334,8 +339,8 @@ def test_all_chooses_every_target_this_machine_can_run_and_says_why_not_the_othe
 
     choice = choose(known)  # all is the default
 
-    assert not choice.named and choice.chosen == ("amx",)
-    assert [name for name, _ in choice.skipped] == ["amx-limited", "small"]
+    assert not choice.named and names(choice.chosen) == ("amx",)
+    assert [target.name for target, _ in choice.skipped] == ["amx-limited", "small"]
     assert choice.skipped[0][1] == "its check printed '0', not '1'"
     assert "small requires avx2 present, avx512f absent" in choice.skipped[1][1]
 
@@ -344,19 +349,19 @@ def test_a_target_nothing_will_run_on_is_not_probed(tmp_path, machine_is, fake_m
     known = targets.load(make(tmp_path))
     machine_is(AVX2)
 
-    assert choose(known, needed=lambda name: False).chosen == ("amx", "amx-limited", "small")
-    assert choose(known, "amx", needed=lambda name: False).chosen == ("amx",)
+    assert names(choose(known, needed=lambda target: False).chosen) == ("amx", "amx-limited", "small")
+    assert names(choose(known, "amx", needed=lambda target: False).chosen) == ("amx",)
     assert fake_machine.calls == []  # no check started, so no Python and no torch
 
 
 def test_auto_chooses_the_first_auto_target_this_machine_can_run(tmp_path, machine_is, fake_machine):
     known = targets.load(make(tmp_path))  # auto = ["amx", "small"]
     machine_is(XEON)
-    assert choose(known, "auto").chosen == ("amx",)
+    assert names(choose(known, "auto").chosen) == ("amx",)
 
     machine_is(AVX2)
     choice = choose(known, "auto")
-    assert choice.chosen == ("small",) and [name for name, _ in choice.skipped] == ["amx"]
+    assert names(choice.chosen) == ("small",) and [target.name for target, _ in choice.skipped] == ["amx"]
     assert choice.why().startswith("amx: this machine is not a amx machine")
 
 
@@ -381,7 +386,7 @@ def test_the_live_runs_take_the_target_the_recorder_chooses(tmp_path, machine_is
         machine_is(flags)
         live = LiveRuns()
         live.targets = known
-        assert live.target.name == expected == choose(known, "auto").chosen[0]
+        assert live.target.name == expected == choose(known, "auto").chosen[0].name
 
     machine_is(EPYC)
     live = LiveRuns()

@@ -82,7 +82,7 @@ def clone(p: Project, where: Path) -> Project:
 
 
 def state(p: Project, target: str) -> State:
-    return p.store.standing(discover(p.root / "snippets")[0], target).state
+    return p.store.standing(discover(p.root / "snippets")[0], p.store.targets[target]).state
 
 
 # -- the rule --------------------------------------------------------------------------------

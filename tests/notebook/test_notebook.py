@@ -158,7 +158,7 @@ def test_every_snippet_of_the_lesson_pages_is_in_it_in_order_with_its_cpu_record
         if not snippet.runs_on(target):
             assert cell.outputs == [], snippet.name
             continue
-        status = store.standing(snippet, target.name)
+        status = store.standing(snippet, target)
         state, rec, why = status.state, status.recording, status.reason
         assert state is State.FRESH, f"{snippet.name}: the CPU recording is {state.value} ({why})"
         assert rec is not None, snippet.name

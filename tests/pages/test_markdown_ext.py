@@ -326,6 +326,7 @@ def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, war
     ]
     tables = re.findall(r"<table>.*?</table>", html, re.DOTALL)
     assert len(tables) == 2 and "zeta/01_z.py" in tables[0] and "alpha/01_a.py" in tables[1]
+    assert "2 recordings, target CPU<" in html  # each machine says which tabs it recorded
     assert warnings() == []
 
 

@@ -140,7 +140,10 @@ def course(tmp_path, fake_machine) -> Project:
 
 def fresh(project: Project, target: str) -> dict[str, State]:
     store = Store(project.root)
-    return {s.name: store.standing(s, target).state for s in discover(store.snippets_dir, store.targets)}
+    return {
+        s.name: store.standing(s, store.targets[target]).state
+        for s in discover(store.snippets_dir, store.targets)
+    }
 
 
 def test_adding_a_lesson_as_the_docs_say(course):

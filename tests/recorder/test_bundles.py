@@ -191,7 +191,8 @@ def test_bundle_with_target_cuda_and_named_snippets_imports_into_another_checkou
     assert files(there / "recordings").keys() == {"cuda/lesson/02_gpu.json", "cuda/lesson/03_c.json"}
     for name in ("lesson/02_gpu.py", "lesson/03_c.py"):
         assert rec_path(there, name, "cuda").read_bytes() == rec_path(here, name, "cuda").read_bytes()
-        assert Store(there).standing(load(there / "snippets", name), "cuda").state is State.FRESH
+        store = Store(there)
+        assert store.standing(load(there / "snippets", name), store.targets["cuda"]).state is State.FRESH
 
 
 def test_bundle_into_a_folder_is_named_for_its_kinds_machine_and_day(tmp_path, capsys):
@@ -307,7 +308,8 @@ def test_allow_stale_imports_an_outdated_recording_that_then_reads_as_stale(tmp_
 
     assert rec_path(tmp_path, "lesson/01_a.py").read_bytes() == original  # as it was, not re-hashed
     assert "imported     lesson/01_a.py on cpu: of an earlier version of the code" in capsys.readouterr().out
-    status = Store(tmp_path).standing(discover(snippet_path.parents[1])[0], "cpu")
+    store = Store(tmp_path)
+    status = store.standing(discover(snippet_path.parents[1])[0], store.targets["cpu"])
     state, rec = status.state, status.recording
     assert state is State.STALE and rec is not None and rec.stdout == ["hello"]
     assert main(tmp_path, "--check") == 1
@@ -598,7 +600,7 @@ def test_shards_cover_every_snippet_exactly_once(sharded, capsys, count):
 
 def test_shards_balance_by_recorded_duration_longest_first(sharded):
     store = Store(sharded)
-    items = plan(store, discover(store.snippets_dir), ("cpu",))
+    items = plan(store, discover(store.snippets_dir), (store.targets["cpu"],))
 
     def names(i, n):
         return [x.snippet.name.removeprefix("lesson/").removesuffix(".py") for x in shard(items, i, n)]
@@ -617,7 +619,7 @@ def test_shards_balance_by_recorded_duration_longest_first(sharded):
 
 def test_shard_split_is_the_same_whatever_order_the_items_come_in(sharded):
     store = Store(sharded)
-    items = plan(store, discover(store.snippets_dir), ("cpu",))
+    items = plan(store, discover(store.snippets_dir), (store.targets["cpu"],))
     for n in (2, 3, 4):
         for i in range(1, n + 1):
             forward = [x.snippet.name for x in shard(items, i, n)]
@@ -629,7 +631,7 @@ def test_without_any_duration_every_snippet_counts_as_one_second_and_names_break
     for stem in ("a", "b", "c", "d", "e"):
         add_snippet(tmp_path, f"lesson/{stem}.py")
     store = Store(tmp_path)
-    items = plan(store, discover(store.snippets_dir), ("cuda",))
+    items = plan(store, discover(store.snippets_dir), (store.targets["cuda"],))
 
     assert [x.snippet.name for x in shard(items, 1, 2)] == ["lesson/a.py", "lesson/c.py", "lesson/e.py"]
     assert [x.snippet.name for x in shard(items, 2, 2)] == ["lesson/b.py", "lesson/d.py"]

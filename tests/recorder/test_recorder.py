@@ -191,7 +191,7 @@ def test_progress_names_each_run_its_duration_and_status(tmp_path):
 
     made, failed = record(
         store,
-        to_run(plan(store, discover(store.snippets_dir), ("cpu",)), False),
+        to_run(plan(store, discover(store.snippets_dir), (store.targets["cpu"],)), False),
         out=out,
         machine_for=lambda target: {"made for": target},
     )
@@ -215,7 +215,7 @@ def test_progress_gives_an_eta_from_earlier_durations(tmp_path):
     store = Store(tmp_path)
     out = io.StringIO()
 
-    record(store, to_run(plan(store, discover(store.snippets_dir), ("cpu",)), True), out=out)
+    record(store, to_run(plan(store, discover(store.snippets_dir), (store.targets["cpu"],)), True), out=out)
 
     assert "[1/2] lesson/01_a.py cpu (ETA 10 s) …" in out.getvalue()
     assert "[2/2] lesson/02_b.py cpu (ETA 6 s) …" in out.getvalue()
@@ -799,7 +799,7 @@ def test_real_script_with_nothing_stale_exits_0_without_importing_torch():
         pytest.skip("this machine is none of the repository's CPU kinds")
     stale = [
         f"{i.snippet.name} ({i.state.value})"
-        for i in plan(store, discover(store.snippets_dir), (cpu,))
+        for i in plan(store, discover(store.snippets_dir), (store.targets[cpu],))
         if i.state in TO_RECORD
     ]
     if stale:
@@ -862,7 +862,7 @@ def test_a_shard_is_computed_once_per_target_and_said_once(tmp_path, capsys, mon
     computed = []
 
     def spy(published, snippets, target, which):
-        computed.append(target)
+        computed.append(target.name)
         return real(published, snippets, target, which)
 
     real = shard.take
@@ -1108,8 +1108,8 @@ def test_only_an_edit_that_can_change_what_runs_makes_the_recording_stale(tmp_pa
     assert main(tmp_path) == 0
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(edited(change))
 
-    snippet = discover(tmp_path / "snippets")[0]
-    assert Store(tmp_path).standing(snippet, "cpu").state is state
+    snippet, store = discover(tmp_path / "snippets")[0], Store(tmp_path)
+    assert store.standing(snippet, store.targets["cpu"]).state is state
 
 
 def test_the_key_is_the_same_on_every_python_here():
@@ -1175,21 +1175,22 @@ def test_a_recording_of_an_older_schema_is_read_and_upgraded_in_place(tmp_path, 
     if schema == 2:  # schema 2 ignored comments already: one added keeps the recording fresh
         (tmp_path / "snippets" / "lesson" / "01_a.py").write_text(HELLO + "# a comment\n")
     snippets = discover(tmp_path / "snippets")
-    states = [Store(tmp_path).standing(s, "cpu").state for s in snippets]
+    before = Store(tmp_path)
+    states = [before.standing(s, before.targets["cpu"]).state for s in snippets]
     assert states == [State.FRESH, State.STALE]
 
     assert main(tmp_path, "--upgrade") == 0
 
     assert "2 upgraded to schema 3, 0 already current" in capsys.readouterr().out
     store = Store(tmp_path)
-    assert [store.standing(s, "cpu").state for s in snippets] == states
+    assert [store.standing(s, store.targets["cpu"]).state for s in snippets] == states
     a = json.loads((tmp_path / "recordings" / "cpu" / "lesson" / "01_a.json").read_text())
     b = json.loads((tmp_path / "recordings" / "cpu" / "lesson" / "02_b.json").read_text())
     assert a["schema"] == 3 and a["code_sha256"] == snippets[0].code_sha256()
     assert a["code"] == snippets[0].path.read_text()  # the code it ran, but for comments
     assert (b["code_sha256"], b["code"]) == ("", "")  # an earlier version it does not hold
     (tmp_path / "snippets" / "lesson" / "01_a.py").write_text('"""Now documented."""\n' + HELLO)
-    assert store.standing(discover(tmp_path / "snippets")[0], "cpu").state is State.FRESH
+    assert store.standing(discover(tmp_path / "snippets")[0], store.targets["cpu"]).state is State.FRESH
     assert main(tmp_path, "--upgrade") == 0
     assert "0 upgraded to schema 3, 2 already current" in capsys.readouterr().out
 

@@ -58,7 +58,7 @@ class LiveRuns:
             self.targets = self.targets or targets_.parse({}, "pyproject.toml")
             # The recorder's own choice (choose.py), so both agree on what this machine is.
             chosen = choose.choose(self.targets, choose.AUTO, where="the tests' live runs")
-            self._target = self.targets.get(chosen.chosen[0])
+            self._target = chosen.chosen[0]
         return self._target
 
     def share(self, folder: Path, root: Path) -> LiveRuns:

@@ -93,7 +93,7 @@ class RecordedParser:
             self._renewal = renewal.of(self.store, strict)
         problems = []
         for t in self.store.targets:
-            standing = self.store.standing(snippet, t.name)
+            standing = self.store.standing(snippet, t)
             for found in findings.of(standing, spec.claims_for(t.name), self.store, self._renewal):
                 problems += self._words(found, snippet.name, locate)
         return problems

@@ -11,6 +11,7 @@ import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..config.targets import Target
 from ..model import busy, describe, machines
 from ..model.lines import TIMING_VERDICTS, Line, answers, parse
 from ..model.machines import Machine
@@ -67,10 +68,10 @@ def table(
     """The comparison for a 100-column terminal: ``first``, the machines, then per snippet one row
     per verdict or timing line, this machine's value beside each published tab's (only the
     tabs that recorded something), and a summary of where this machine agrees and differs."""
-    shown = [t for t in published.targets if any(published.standing(s, t.name).recording for s in snippets)]
+    shown = [t for t in published.targets if any(published.standing(s, t).recording for s in snippets)]
     out = [first]
     for i, t in enumerate(shown):
-        recs = [published.standing(s, t.name).recording for s in snippets]
+        recs = [published.standing(s, t).recording for s in snippets]
         names = sorted({machine_words(rec.machine) for rec in recs if rec is not None})
         out.append(f"{'Published:' if i == 0 else '':<14}{t.tab:<14}{'; '.join(names)}")
     out += textwrap.wrap(
@@ -84,7 +85,7 @@ def table(
         out += _head(s, mine, skipped.get(s.name))
         columns: list[Column] = [("here", mine, parse(mine.stdout) if mine and mine.ok else {})]
         for t in shown:
-            rec = published.standing(s, t.name).recording
+            rec = published.standing(s, t).recording
             columns.append((t.tab, rec, parse(rec.stdout) if rec else {}))
         out += _rows(columns)
         for key, line in columns[0][2].items():
@@ -140,7 +141,7 @@ def _rows(columns: list[Column]) -> list[str]:
     return out
 
 
-def compare_target(store: Store, opts: Options, snippets: list[Snippet]) -> tuple[str, str]:
+def compare_target(store: Store, opts: Options, snippets: list[Snippet]) -> tuple[Target, str]:
     """The one target --compare runs on, and why (for the skipped-snippet notes)."""
     if (opts.target or AUTO) == ALL:
         raise UsageError("--compare runs on one target: name it with --target, or use --target auto.")
@@ -161,8 +162,7 @@ def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: l
     if opts.shard:
         mine = shard.take(published, snippets, target, opts.shard)
         say_part(mine)
-        t = published.targets.get(target)
-        snippets = [s for s in snippets if s.name in mine.names or not s.runs_on(t)]
+        snippets = [s for s in snippets if s.name in mine.names or not s.runs_on(target)]
     with tempfile.TemporaryDirectory(prefix="record-runs-compare-") as tmp:
         # Without --out the runs go to a scratch store, thrown away: recordings/ is never written.
         store = Store(published.root, Path(opts.out) if opts.out else Path(tmp), published.targets)

@@ -6,6 +6,7 @@ import sys
 from functools import cache, partial
 from pathlib import Path
 
+from ..config.targets import Target
 from ..model.recording import Recording
 from ..model.snippets import Snippet, discover, load
 from ..model.store import Standing, State, Store
@@ -23,12 +24,12 @@ def select(store: Store, names: tuple[str, ...]) -> list[Snippet]:
     return [load(store.snippets_dir, path) for path in paths] if names else discover(store.snippets_dir)
 
 
-def cannot(store: Store, name: str, why: str, done: str = "recorded") -> UsageError:
-    others = [t for t in store.targets.names if t != name]
+def cannot(store: Store, target: Target, why: str, done: str = "recorded") -> UsageError:
+    others = [t.name for t in store.targets if t != target]
     return UsageError(
-        f"--target {name}: {why}. Nothing was {done}. "
+        f"--target {target}: {why}. Nothing was {done}. "
         f"{'Record' if done == 'recorded' else 'Run'} on a machine that is what "
-        f"{name} claims ({store.targets.get(name).description})"
+        f"{target} claims ({target.description})"
         + (f", or choose another target: {', '.join(others)}." if others else ".")
     )
 
@@ -50,12 +51,12 @@ def do_record(
     """Record on the named targets, on every target this machine can run, or on the auto one."""
 
     @cache  # each target's plan and shard, computed once
-    def part(t: str) -> shard.Shard:
+    def part(t: Target) -> shard.Shard:
         assert opts.shard is not None
         return shard.take(published, snippets, t, opts.shard)
 
     @cache
-    def items_for(t: str) -> list[Standing]:
+    def items_for(t: Target) -> list[Standing]:
         items = plan(store, snippets, (t,))
         return [i for i in items if i.snippet.name in part(t).names] if opts.shard else items
 
@@ -68,31 +69,31 @@ def do_record(
     )
     if choice.named and choice.skipped:  # asked for by name: say so, and record nothing
         raise cannot(store, *choice.skipped[0])
-    for name, problem in choice.skipped:
-        if work := to_run(items_for(name), opts.force):
+    for target, problem in choice.skipped:
+        if work := to_run(items_for(target), opts.force):
             print(
-                f"skipped {name}: this machine cannot run it ({problem}); its {len(work)} missing "
+                f"skipped {target}: this machine cannot run it ({problem}); its {len(work)} missing "
                 "or stale recordings are left for a machine that can",
                 file=sys.stderr,
             )
-    all_work = [i for n in choice.chosen for i in to_run(items_for(n), opts.force)]
+    all_work = [i for t in choice.chosen for i in to_run(items_for(t), opts.force)]
     plan_ = budget.fit(published, all_work, opts.runs or 1, opts.budget)
     _say_plan(plan_, opts.budget)
     kept = {(i.snippet.name, i.target) for i in plan_.kept}
     failed_runs = 0
-    for name in choice.chosen:
+    for target in choice.chosen:
         if opts.shard:
-            say_part(part(name))
-        work = [i for i in to_run(items_for(name), opts.force) if (i.snippet.name, i.target) in kept]
+            say_part(part(target))
+        work = [i for i in to_run(items_for(target), opts.force) if (i.snippet.name, i.target) in kept]
         if not work and not opts.replace_machine:
-            _say_nothing(opts, name, items_for(name))
+            _say_nothing(opts, target, items_for(target))
             continue
         try:
-            failed = _record_on(opts, store, snippets, name, work, made)
+            failed = _record_on(opts, store, snippets, target, work, made)
         except admit.MachineRefused as exc:
             if choice.named:
                 raise
-            print(f"skipped {name}: {exc}", file=sys.stderr)
+            print(f"skipped {target}: {exc}", file=sys.stderr)
             continue
         failed_runs += failed
         if failed and opts.fail_fast:
@@ -119,7 +120,7 @@ def _record_on(
     opts: Options,
     store: Store,
     snippets: list[Snippet],
-    name: str,
+    target: Target,
     work: list[Standing],
     made: list[Recording],
 ) -> int:
@@ -132,12 +133,12 @@ def _record_on(
     before = len(made)
     failed: list[Standing] = []
     if opts.replace_machine:  # it writes the runs, all or none, once every one succeeded
-        made.extend(admit.replace_machine(store, snippets, name, partial(record_with, opts)))
+        made.extend(admit.replace_machine(store, snippets, target, partial(record_with, opts)))
     else:
         admits = partial(admit.admit, store, command=opts.command)
         _, failed = record_with(opts, store, work, admits, keep)
     print(
-        f"recorded {len(made) - before} of {len(work)} on {name}"
+        f"recorded {len(made) - before} of {len(work)} on {target}"
         + (f" into {opts.out}" if opts.out else "")
         + (f"; {len(failed)} failed" if failed else ""),
         file=sys.stderr,
@@ -145,10 +146,10 @@ def _record_on(
     return len(failed)
 
 
-def _say_nothing(opts: Options, name: str, items: list[Standing]) -> None:
+def _say_nothing(opts: Options, target: Target, items: list[Standing]) -> None:
     skipped = sum(i.state is State.NOT_APPLICABLE for i in items)
     print(
-        f"nothing to record on {name}: {len(items) - skipped} fresh"
+        f"nothing to record on {target}: {len(items) - skipped} fresh"
         + (f", {skipped} not applicable" if skipped else "")
         + (f" in {opts.out}" if opts.out else ""),
         file=sys.stderr,
@@ -160,7 +161,7 @@ def _say_plan(plan_: budget.Plan, seconds: float | None) -> None:
     if not plan_.kept and not plan_.left:
         return
     guessed = f", {plan_.guessed} never recorded counted as the longest" if plan_.guessed else ""
-    targets = ", ".join(dict.fromkeys(i.target for i in plan_.kept))
+    targets = ", ".join(dict.fromkeys(i.target.name for i in plan_.kept))
     print(
         f"to record: {len(plan_.kept)} snippet{'s' * (len(plan_.kept) != 1)} on {targets or 'no target'}, "
         f"about {plan_.seconds:.0f} s by the stored durations{guessed}"

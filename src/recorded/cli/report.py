@@ -35,7 +35,7 @@ def say_part(part: shard.Shard) -> None:
 def show_list(items: list[Standing], declared: dict[str, Lesson]) -> None:
     """Every snippet and target with its state, under a line per lesson."""
     width = max((len(i.snippet.name) for i in items), default=10)
-    tw = max((len(i.target) for i in items), default=6)
+    tw = max((len(i.target.name) for i in items), default=6)
     print(f"{'snippet':<{width}}  {'target':<{tw}}  {'state':<14}  {'last run':>8}  recorded at")
     groups: dict[str, list[Standing]] = {}
     for i in items:
@@ -44,7 +44,7 @@ def show_list(items: list[Standing], declared: dict[str, Lesson]) -> None:
         print(f"== {title(declared, lesson)} (snippets/{lesson + '/' if lesson else ''})")
         for i in groups[lesson]:
             secs, when = (f"{rec.duration_s:.1f} s", rec.recorded_at) if (rec := i.recording) else ("-", "-")
-            print(f"{i.snippet.name:<{width}}  {i.target:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
+            print(f"{i.snippet.name:<{width}}  {i.target.name:<{tw}}  {i.state.value:<14}  {secs:>8}  {when}")
 
 
 def must_record(items: list[Standing], strict: bool, store: Store, command: str) -> int:
@@ -55,16 +55,12 @@ def must_record(items: list[Standing], strict: bool, store: Store, command: str)
     required = 0
     for i in problems:
         invalid = i.state is State.INVALID
-        why = (
-            "the build and the tests fail on it"
-            if invalid
-            else rule.why(store.targets.get(i.target), i.snippet.name)
-        )
+        why = "the build and the tests fail on it" if invalid else rule.why(i.target, i.snippet.name)
         required += bool(why)
         print(
             f"{'error' if why else 'note '} {i.snippet.name} on {i.target}: {i.state.value} "
             f"({i.reason.splitlines()[0]}){f'; it must be fresh: {why}' if why else ''}\n"
-            f"      fix: {store.settings.commands.record(i.snippet.name, i.target)}"
+            f"      fix: {store.settings.commands.record(i.snippet.name, i.target.name)}"
         )
     # One tab, one machine: a recording that does not prove its target fails as an error.
     wrong = admit.audit(store)
@@ -94,10 +90,10 @@ def must_record(items: list[Standing], strict: bool, store: Store, command: str)
 
 def do_report(opts: Options, store: Store, published: Store, snippets: list[Snippet]) -> int:
     """--list and --check: the chosen targets (every one by default), probing nothing."""
-    names = choose(store.targets, opts.target, ALL, needed=lambda t: False).chosen
-    items = plan(store, snippets, names)
+    chosen = choose(store.targets, opts.target, ALL, needed=lambda t: False).chosen
+    items = plan(store, snippets, chosen)
     if opts.shard:
-        parts = {t: shard.take(published, snippets, t, opts.shard) for t in names}
+        parts = {t: shard.take(published, snippets, t, opts.shard) for t in chosen}
         for p in parts.values():
             say_part(p)
         items = [i for i in items if i.snippet.name in parts[i.target].names]

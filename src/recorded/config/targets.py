@@ -142,6 +142,9 @@ class Target:
     host_env: tuple[tuple[str, str], ...] = ()
     short: str = ""
 
+    def __str__(self) -> str:  # in messages a target is its name
+        return self.name
+
     @property
     def tab(self) -> str:
         return self.short or self.label
@@ -193,10 +196,9 @@ class Targets:
         """Every CPU flag some requirement names: a recording stores each, present or not."""
         return tuple(sorted({f for t in self for f in t.requires.flags + t.requires.absent}))
 
-    def sharing(self, name: str) -> tuple[str, ...]:
-        """The targets recorded on one machine with name: its host and the host's emulations."""
-        group = self.get(name).machine_of
-        return tuple(t.name for t in self if t.machine_of == group)
+    def sharing(self, target: Target) -> tuple[Target, ...]:
+        """The targets recorded on one machine with ``target``: its host and the host's emulations."""
+        return tuple(t for t in self if t.machine_of == target.machine_of)
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -210,6 +212,9 @@ class Targets:
                 f"the targets are {list(self.by_name)} (declared in {self.source})."
             )
         return self.by_name[name]
+
+    def __getitem__(self, name: str) -> Target:
+        return self.get(name)
 
     def label(self, name: str) -> str:
         return self.by_name[name].label if name in self.by_name else name

@@ -77,7 +77,7 @@ Finding = Invalid | MustRenew | OtherMachine | NotPrinted
 def of(status: Standing, claims: Sequence[Sequence[str]], store: Store, renewal: Renewal) -> list[Finding]:
     """What is wrong with a snippet's recording on one target, given the groups of claims the
     example makes there (``Block.claims_for``)."""
-    target = store.targets.get(status.target)
+    target = status.target
     rec = status.recording
     if status.state is State.INVALID:
         return [Invalid(target, status.reason)]
@@ -87,11 +87,11 @@ def of(status: Standing, claims: Sequence[Sequence[str]], store: Store, renewal:
     if status.state not in WITH_OUTPUT or rec is None:
         return found
     if target.host is not None:  # an emulated tab is its host's machine, with limits set
-        host = store.standing(status.snippet, target.host)
+        host = store.standing(status.snippet, store.targets[target.host])
         theirs = host.recording
         if host.state in WITH_OUTPUT and theirs is not None and not rec.machine.same_as(theirs.machine):
             differ = tuple(theirs.machine.differences(rec.machine))
-            found.append(OtherMachine(target, store.targets.get(target.host), differ))
+            found.append(OtherMachine(target, host.target, differ))
     for run, stdout in enumerate(rec.outputs, 1):
         groups = tuple(Group(tuple(g), tuple(claims_.match(list(g), stdout))) for g in claims)
         if any(g.missing for g in groups):

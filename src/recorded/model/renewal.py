@@ -36,11 +36,11 @@ class Renewal:
 
     def must(self, target: Target, snippet: str) -> bool:
         """Whether a missing, stale or failed recording of ``snippet`` on ``target`` is an error."""
-        return target.required or self.strict or self.yours(target.name, snippet)
+        return target.required or self.strict or self.yours(target, snippet)
 
-    def yours(self, target: str, snippet: str) -> bool:
+    def yours(self, target: Target, snippet: str) -> bool:
         """Whether the person at this machine changed the snippet and can renew this kind."""
-        return target in self.here and target in self.recorded and snippet in self._changed
+        return target.name in self.here and target.name in self.recorded and snippet in self._changed
 
     @functools.cached_property
     def _changed(self) -> frozenset[str]:
@@ -50,7 +50,7 @@ class Renewal:
 
     def why(self, target: Target, snippet: str) -> str:
         """Why it must be fresh, in words, for a message; "" when it need not be."""
-        if self.yours(target.name, snippet):
+        if self.yours(target, snippet):
             return f"{snippet} changed here and this machine is {target.name}"
         if target.required:
             return f"{target.name} is marked required"

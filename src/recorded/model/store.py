@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..config import settings as settings_
 from ..config import targets as targets_
-from ..config.targets import Targets
+from ..config.targets import Target, Targets
 from .files import write_atomically
 from .recording import Recording, RecordingError, migrate, read_json
 from .snippets import Snippet
@@ -22,7 +22,7 @@ class Standing:
     """Where one snippet stands on one target: for the recorder's plan, the pages and the inventory."""
 
     snippet: Snippet
-    target: str
+    target: Target
     state: State
     recording: Recording | None
     reason: str = ""  #: why it is not fresh, in words
@@ -55,8 +55,9 @@ class Store:
         self.targets = targets or targets_.load(self.root)  # TargetError if malformed
         self.settings = settings_.load(self.root)
 
-    def path(self, snippet_name: str, target: str) -> Path:
-        return self.recordings_dir / target / Path(snippet_name).with_suffix(".json")
+    def path(self, snippet_name: str, target_name: str) -> Path:
+        """Where a recording lives: by names, as a recording stores them."""
+        return self.recordings_dir / target_name / Path(snippet_name).with_suffix(".json")
 
     def load(self, path: Path) -> Recording:
         where = self.shown(path)
@@ -100,16 +101,16 @@ class Store:
         ways = (self.recordings_dir.joinpath(*parts[:n]) for n in range(len(parts) + 1))
         return next((here for here in ways if here.is_symlink()), None)
 
-    def read(self, snippet_name: str, target: str) -> Recording | None:
-        path = self.path(snippet_name, target)
+    def read(self, snippet_name: str, target_name: str) -> Recording | None:
+        path = self.path(snippet_name, target_name)
         if not path.exists() and not path.is_symlink():
             return None
         rec = self.load(path)
-        if (rec.snippet, rec.target) != (snippet_name, target):
+        if (rec.snippet, rec.target) != (snippet_name, target_name):
             raise RecordingError(
                 f"{self.shown(path)}: holds {rec.snippet} on {rec.target}, but its place says "
-                f"{snippet_name} on {target}; delete it and run "
-                f"`{self.settings.commands.record(snippet_name, target)}`."
+                f"{snippet_name} on {target_name}; delete it and run "
+                f"`{self.settings.commands.record(snippet_name, target_name)}`."
             )
         return rec
 
@@ -118,13 +119,13 @@ class Store:
         write_atomically(path, rec.to_json())
         return path
 
-    def standing(self, snippet: Snippet, target: str) -> Standing:
+    def standing(self, snippet: Snippet, target: Target) -> Standing:
         """Where one snippet stands on one target: its state, its recording if readable, and why."""
-        if not snippet.runs_on(self.targets.get(target)):
+        if not snippet.runs_on(target):
             needs = ", ".join(sorted(snippet.requires))
             return Standing(snippet, target, State.NOT_APPLICABLE, None, f"needs {needs}")
         try:
-            rec = self.read(snippet.name, target)
+            rec = self.read(snippet.name, target.name)
         except RecordingError as exc:
             return Standing(snippet, target, State.INVALID, None, str(exc))
         if rec is None:

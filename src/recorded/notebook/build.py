@@ -122,7 +122,7 @@ def notebook_target(store: Store, snippets: list[Snippet] | None = None) -> Targ
     snippet that runs on it (one machine, no cell without output); else the first of them."""
     cpus = [t for t in store.targets if not t.needs_device] or list(store.targets)
     shown = (State.FRESH, State.NOT_APPLICABLE)
-    whole = (t for t in cpus if snippets and all(store.standing(s, t.name).state in shown for s in snippets))
+    whole = (t for t in cpus if snippets and all(store.standing(s, t).state in shown for s in snippets))
     return next(whole, cpus[0])
 
 
@@ -167,7 +167,7 @@ class _Body:
         device = self.store.targets.device_for(snippet.requires)
         if device and device not in self.guarded:
             self.guarded.append(device)
-        standing = self.store.standing(snippet, self.shown.name)
+        standing = self.store.standing(snippet, self.shown)
         outputs, note, label = [], "", self.shown.label
         if not snippet.runs_on(self.shown):
             note = self._elsewhere(snippet, device, self.links.site.url(page, anchor))
@@ -206,7 +206,7 @@ class _Body:
     def _elsewhere(self, snippet: Snippet, device: Device | None, url: str) -> str:
         """The note under a cell that does not run on the notebook's target."""
         other = next((t for t in self.store.targets if snippet.runs_on(t)), None)
-        standing = self.store.standing(snippet, other.name) if other else None
+        standing = self.store.standing(snippet, other) if other else None
         where = f"[on the lesson site]({url})" if url else "on the lesson site"
         why_not = (
             f"This cell needs {device.name}; without one it prints why it skips."

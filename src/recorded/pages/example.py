@@ -41,7 +41,7 @@ class Context:
 def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> str:
     """The example's HTML, its problems (each also in ``ctx.problems``) first."""
     code = _code(snippet, spec, ctx)
-    standings = [ctx.store.standing(snippet, t.name) for t in ctx.store.targets]
+    standings = [ctx.store.standing(snippet, t) for t in ctx.store.targets]
     for standing in standings:
         _find_problems(spec, standing, ctx)
     shown = [s for s in standings if s.state in SHOWN and s.recording is not None]
@@ -104,7 +104,7 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Standing], ctx: C
         )
     tabs = []
     for s in shown:
-        target, rec = store.targets.get(s.target), s.recording
+        target, rec = s.target, s.recording
         assert rec is not None
         if s.state is State.FAILED:
             tail = "\n".join(rec.stderr[-15:]) or "(no error output)"
@@ -178,10 +178,10 @@ def _not_recorded(standings: list[Standing], ctx: Context, alike: bool) -> str:
     machine's kind even if it recorded nothing. Under an output printed alike, only this
     machine's kind: the contributor's to record; the others tell a reader nothing."""
     missing = [
-        ctx.store.targets.get(s.target).tab
+        s.target.tab
         for s in standings
         if s.state is State.MISSING
-        and (s.target in ctx.renewal.here or (not alike and s.target in ctx.renewal.recorded))
+        and (s.target.name in ctx.renewal.here or (not alike and s.target.name in ctx.renewal.recorded))
     ]
     if not missing:
         return ""
@@ -195,7 +195,7 @@ def _claimed(spec: blocks.Block, standing: Standing) -> list[int]:
     if rec is None or not spec.highlight:
         return []
     found: set[int] = set()
-    for group in spec.claims_for(standing.target):
+    for group in spec.claims_for(standing.target.name):
         at = claims.match(list(group), rec.stdout)
         found |= {
             i + 1 for claim, i in zip(group, at, strict=True) if i is not None and claim in spec.highlight
@@ -205,7 +205,7 @@ def _claimed(spec: blocks.Block, standing: Standing) -> list[int]:
 
 def _find_problems(spec: blocks.Block, standing: Standing, ctx: Context) -> None:
     """What is wrong with the example on one target (model/findings.py, the tests' rule)."""
-    for found in findings.of(standing, spec.claims_for(standing.target), ctx.store, ctx.renewal):
+    for found in findings.of(standing, spec.claims_for(standing.target.name), ctx.store, ctx.renewal):
         ctx.problems.append(_words(found, standing.snippet.name, ctx))
 
 

@@ -46,7 +46,7 @@ class Printed:
 
 def printed(store: Store, snippet: str, target: str) -> Printed | None:
     """The good recording of the snippet on the target that its page shows, or None."""
-    standing = store.standing(load(store.snippets_dir, snippet, store.targets), target)
+    standing = store.standing(load(store.snippets_dir, snippet, store.targets), store.targets[target])
     rec = standing.recording
     if rec is None or not rec.ok or standing.state not in WITH_OUTPUT:
         return None

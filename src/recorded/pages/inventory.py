@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.lessons import Lesson, lesson_of
+from ..config.targets import Target
 from ..model import describe
+from ..model.machines import Machine
 from ..model.snippets import discover
 from ..model.store import Standing, State, Store
 
@@ -27,7 +30,7 @@ def entries(store: Store, problems: list[str] | None = None) -> list[Standing]:
     return [
         store.standing(snippet, target)
         for snippet in discover(store.snippets_dir, store.targets, problems)
-        for target in store.targets.names
+        for target in store.targets
     ]
 
 
@@ -41,17 +44,25 @@ def by_lesson(items: list[Standing], declared: dict[str, Lesson]) -> dict[str, l
     return {name: groups[name] for name in order}
 
 
-def machines(items: list[Standing]) -> dict[str, dict]:
-    """One entry per distinct machine (as described), with the targets it recorded."""
-    found: dict[str, dict] = {}
+@dataclass
+class Recorded:
+    """What one machine recorded: on which targets, how many recordings."""
+
+    machine: Machine
+    targets: set[Target] = field(default_factory=set)
+    count: int = 0
+
+
+def machines(items: list[Standing]) -> dict[str, Recorded]:
+    """One entry per distinct machine, by its description."""
+    found: dict[str, Recorded] = {}
     for e in items:
         if e.recording is None:
             continue
         m = e.recording.machine
-        key = describe.machine(m)
-        info = found.setdefault(key, {"machine": m, "targets": set(), "count": 0})
-        info["targets"].add(e.target)
-        info["count"] += 1
+        entry = found.setdefault(describe.machine(m), Recorded(m))
+        entry.targets.add(e.target)
+        entry.count += 1
     return found
 
 

@@ -98,13 +98,13 @@ class RecordingsBlock(_TableBlock):
             _lesson_heading(block, "lesson-", lesson, declared)
             self.table(block, rows)
         _text(block, "h2", "Machines", {"id": "machines"})
-        for title, info in inventory.machines(items).items():
-            m = info["machine"]
+        for title, entry in inventory.machines(items).items():
+            m = entry.machine
             _text(block, "h3", title, {"id": describe.anchor(m)})
-            recorded = ", ".join(store.targets.label(t) for t in store.targets.names if t in info["targets"])
+            recorded = ", ".join(t.label for t in store.targets if t in entry.targets)
             features = ", ".join(describe.telling_features(m)) or "none of those listed"
             facts = {
-                "recorded": f"{info['count']} recordings, target {recorded}",
+                "recorded": f"{entry.count} recordings, target {recorded}",
                 "CPU": describe.cpu(m),
                 "CPU features that matter here": features,
                 "GPU": describe.gpu(m) or "none visible",
@@ -120,7 +120,6 @@ class RecordingsBlock(_TableBlock):
                 _text(item, "span", str(value))
 
     def table(self, parent: etree.Element, items: list[Standing]) -> None:
-        store: Store = self.config["store"]
         body = _table(parent, ["snippet", "target", "state", "run time", "recorded", "machine"], {})
         for e in items:
             row = etree.SubElement(body, "tr", {"class": f"state-{e.state.name.lower()}"})
@@ -130,7 +129,7 @@ class RecordingsBlock(_TableBlock):
             _text(cell, "code", e.snippet.name)
             rec = e.recording
             values = (
-                store.targets.label(e.target),
+                e.target.label,
                 e.state.value,
                 f"{rec.duration_s:.1f} s" if rec else "",
                 rec.recorded_at[:10] if rec else "",
@@ -166,8 +165,7 @@ class MachineTableBlock(_TableBlock):
             )
             _text(block, "p", said + "columns may come from the version as well as from the machine.")
         facts = etree.SubElement(block, "ul")
-        for target, seen in verdict_table.machines(store, items).items():
-            t = store.targets.get(target)
+        for t, seen in verdict_table.machines(store, items).items():
             item = etree.SubElement(facts, "li")
             _text(item, "strong", f"{t.label}: ")
             text = f"{t.description}. "

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.lessons import load as load_lessons
+from ..config.targets import Target
 from ..model import describe
 from ..model.lines import TIMING_VERDICTS, answers, parse, runs_note
 from ..model.store import WITH_OUTPUT, Standing, State, Store
@@ -138,7 +139,7 @@ def rows(store: Store, docs_dir: Path, items: list[Standing]) -> dict[str, list[
             page, where = (block.link, block.where) if block else (None, snippet)
             for label, n in dict.fromkeys(keys):
                 table.append(
-                    Row(snippet, label, n, page, where, {e.target: _cell(e, label, n) for e in cells})
+                    Row(snippet, label, n, page, where, {e.target.name: _cell(e, label, n) for e in cells})
                 )
         if table:
             out[lesson] = table
@@ -158,9 +159,9 @@ def _cell(entry: Standing, label: str, n: int) -> Cell:
     return Cell(value, "value", runs, entry.state is State.STALE)
 
 
-def machines(store: Store, items: list[Standing]) -> dict[str, list[str]]:
+def machines(store: Store, items: list[Standing]) -> dict[Target, list[str]]:
     """target -> the machines its shown recordings were made on, as described on the pages."""
-    found: dict[str, list[str]] = {t: [] for t in store.targets.names}
+    found: dict[Target, list[str]] = {t: [] for t in store.targets}
     for e in items:
         if e.state in WITH_OUTPUT and e.recording:
             torch = e.recording.machine.version("torch")

@@ -12,6 +12,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from ..config.targets import Target
 from ..model.machines import Machine
 from ..model.recording import Recording, RecordingError
 from ..model.store import Store
@@ -22,11 +23,15 @@ class MachineRefused(ValueError):
     """A recording, or this machine, is not the machine a target's tab shows."""
 
 
-def recordings(store: Store, names: tuple[str, ...]) -> list[tuple[Path, Recording]]:
-    """The readable recordings of the named targets (unreadable ones are --check's business)."""
+def names(targets: tuple[Target, ...]) -> str:
+    return ", ".join(t.name for t in targets)
+
+
+def recordings(store: Store, targets: tuple[Target, ...]) -> list[tuple[Path, Recording]]:
+    """The readable recordings of the targets (unreadable ones are --check's business)."""
     found = []
-    for name in names:
-        for path in sorted((store.recordings_dir / name).rglob("*.json")):
+    for target in targets:
+        for path in sorted((store.recordings_dir / target.name).rglob("*.json")):
             try:
                 found.append((path, store.load(path)))
             except RecordingError:
@@ -34,28 +39,28 @@ def recordings(store: Store, names: tuple[str, ...]) -> list[tuple[Path, Recordi
     return found
 
 
-def recorded_machine(store: Store, target: str) -> tuple[Path, Machine] | None:
+def recorded_machine(store: Store, target: Target) -> tuple[Path, Machine] | None:
     """A recording of the machine ``target``'s tab shows (its host's for an emulated one)."""
     found = recordings(store, store.targets.sharing(target))
     return (found[0][0], found[0][1].machine) if found else None
 
 
 def admit(
-    store: Store, target: str, machine: Machine, command: str = "python scripts/record_runs.py"
+    store: Store, target: Target, machine: Machine, command: str = "python scripts/record_runs.py"
 ) -> None:
     """Raise MachineRefused unless ``machine`` may add recordings to ``target``; ``command``: the
     recorder as the user started it."""
-    t = store.targets.get(target)
-    if why := machine.unmet(t.requires):
+    if why := machine.unmet(target.requires):
         raise MachineRefused(
             f"--target {target}: this machine is not a {target} machine "
-            f"({'; '.join(why)}; it requires {t.requires}). Nothing was recorded."
+            f"({'; '.join(why)}; it requires {target.requires}). Nothing was recorded."
         )
-    for path, rec in recordings(store, store.targets.sharing(target)):
+    group = store.targets.sharing(target)
+    for path, rec in recordings(store, group):
         if not rec.machine.same_as(machine):
             raise MachineRefused(
                 f"--target {target}: {store.shown(path)} and the other recordings of "
-                f"{', '.join(store.targets.sharing(target))} come from {rec.machine.identity}; this "
+                f"{names(group)} come from {rec.machine.identity}; this "
                 f"is {machine.identity} ({'; '.join(rec.machine.differences(machine))}). "
                 "One tab shows one machine, so nothing was recorded. To record that whole tab here "
                 f"instead: {command} --target {target} --replace-machine (it re-records every "
@@ -66,16 +71,17 @@ def admit(
 def audit(store: Store) -> list[str]:
     """Every recording that does not prove its target, and every tab from two machines."""
     problems = []
-    for group in dict.fromkeys(t.machine_of for t in store.targets):
-        found = recordings(store, store.targets.sharing(group))
+    for host in (t for t in store.targets if not t.emulated):
+        group = store.targets.sharing(host)
+        found = recordings(store, group)
         for path, rec in found:
-            if why := rec.machine.unproven(store.targets.get(rec.target)):
+            if why := rec.machine.unproven(store.targets[rec.target]):
                 problems.append(f"{store.shown(path)}: it does not prove {rec.target} ({'; '.join(why)})")
         for path, rec in found[1:]:
             first = found[0]
             if not first[1].machine.same_as(rec.machine):
                 problems.append(
-                    f"{', '.join(store.targets.sharing(group))} recorded on two machines: "
+                    f"{names(group)} recorded on two machines: "
                     f"{store.shown(first[0])} on {first[1].machine.identity}, "
                     f"{store.shown(path)} on {rec.machine.identity}"
                 )
@@ -102,7 +108,7 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
             lines.append(f"kept       {shown}: not a {target} recording ({'; '.join(why)})")
         else:
             fits.append((path, rec))
-    here = recorded_machine(store, target)
+    here = recorded_machine(store, t)
     machine = here[1] if here else (fits[0][1].machine if fits else None)
     odd = [(p, r) for p, r in fits if machine is not None and not machine.same_as(r.machine)]
     if odd and machine is not None:
@@ -129,7 +135,7 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
     return lines
 
 
-def replace_machine(store: Store, snippets: list, target: str, run) -> list[Recording]:
+def replace_machine(store: Store, snippets: list, target: Target, run) -> list[Recording]:
     """Re-record every snippet of ``target``'s tab (its host and the host's emulations) on this
     machine into a scratch folder; only if every run succeeds, write them all and drop the other
     machine's recordings there. ``run(scratch, items, admit)`` records the items and returns
@@ -138,12 +144,12 @@ def replace_machine(store: Store, snippets: list, target: str, run) -> list[Reco
     with tempfile.TemporaryDirectory(prefix="record-runs-replace-") as tmp:
         scratch = Store(store.root, Path(tmp), store.targets)
         items = to_run(plan(scratch, snippets, group), force=True)
-        made, failed = run(scratch, items, lambda name, info: admit(scratch, name, info))
+        made, failed = run(scratch, items, lambda t, machine: admit(scratch, t, machine))
         if failed or len(made) < len(items):
-            names = ", ".join(f"{i.snippet.name} on {i.target}" for i in failed) or "interrupted"
+            which = ", ".join(f"{i.snippet.name} on {i.target}" for i in failed) or "interrupted"
             raise MachineRefused(
                 f"--replace-machine: {len(failed)} of {len(items)} runs of "
-                f"{', '.join(group)} failed ({names}); nothing was replaced, the "
+                f"{names(group)} failed ({which}); nothing was replaced, the "
                 "recordings already there are kept."
             )
     for rec in made:
@@ -153,7 +159,7 @@ def replace_machine(store: Store, snippets: list, target: str, run) -> list[Reco
     return made
 
 
-def drop_others(store: Store, group: tuple[str, ...], machine: Machine) -> None:
+def drop_others(store: Store, group: tuple[Target, ...], machine: Machine) -> None:
     """Remove the recordings of a tab's targets (``group``) that come from another machine."""
     for path, rec in recordings(store, group):
         if not rec.machine.same_as(machine):

@@ -35,7 +35,7 @@ def fit(published: Store, work: list[Standing], runs: int, budget: float | None)
 
     def first(item: Standing) -> tuple:
         now = where[id(item)]
-        device = published.targets.get(item.target).needs_device
+        device = item.target.needs_device
         return (now.state is State.FRESH, not device, now.recording.recorded_at if now.recording else "")
 
     chosen, spent = set(), 0.0

@@ -134,18 +134,12 @@ def whole_tabs(store: Store, bundle: Bundle) -> set[str]:
     """The tabs (host targets) whose every applicable snippet this bundle holds, all ok: such
     a bundle may replace the machine of that tab, as ``--replace-machine`` does."""
     held = {(r.snippet, r.target) for r in bundle.recordings if r.ok}
-    groups = {store.targets.get(r.target).machine_of for r in bundle.recordings}
-    snippets = discover(store.snippets_dir) if groups else []
+    hosts = {store.targets[store.targets[r.target].machine_of] for r in bundle.recordings}
+    snippets = discover(store.snippets_dir) if hosts else []
     return {
-        group
-        for group in groups
-        if {
-            (s.name, t)
-            for t in store.targets.sharing(group)
-            for s in snippets
-            if s.runs_on(store.targets.get(t))
-        }
-        <= held
+        host.name
+        for host in hosts
+        if {(s.name, t.name) for t in store.targets.sharing(host) for s in snippets if s.runs_on(t)} <= held
     }
 
 
@@ -155,9 +149,9 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> None:
     whole, firsts = whole_tabs(store, bundle), dict[str, Recording]()
     for o in outcomes:
         rec = o.recording
-        group = store.targets.get(rec.target).machine_of
-        first = firsts.setdefault(group, rec)
-        here = None if group in whole else admit.recorded_machine(store, rec.target)
+        target = store.targets[rec.target]
+        first = firsts.setdefault(target.machine_of, rec)
+        here = None if target.machine_of in whole else admit.recorded_machine(store, target)
         other = (
             first.machine
             if not first.machine.same_as(rec.machine)
@@ -168,7 +162,7 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> None:
             o.action = "refused"
             o.why = (
                 f"{bundle.path}: {rec.snippet} on {rec.target} comes from {rec.machine.identity}, "
-                f"but {where} has {', '.join(store.targets.sharing(rec.target))} from "
+                f"but {where} has {admit.names(store.targets.sharing(target))} from "
                 f"{other.identity}: one tab shows one machine. Re-record the whole tab on one "
                 f"machine (--target {rec.target} --replace-machine --bundle FILE)"
             )
@@ -191,8 +185,8 @@ def import_bundle(
     whole = whole_tabs(store, bundle)
     outcomes = [_merge(store, rec) for rec in bundle.recordings]
     for group in whole:  # the bundle re-recorded this tab: the other machine's leftovers go
-        made = next(r.machine for r in bundle.recordings if store.targets.get(r.target).machine_of == group)
-        admit.drop_others(store, store.targets.sharing(group), made)
+        made = next(r.machine for r in bundle.recordings if store.targets[r.target].machine_of == group)
+        admit.drop_others(store, store.targets.sharing(store.targets[group]), made)
     return Report(bundle.path, bundle, outcomes)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..config.targets import TargetError, Targets
+from ..config.targets import Target, TargetError, Targets
 from ..model import machines
 from . import runner
 
@@ -24,37 +24,36 @@ class ChoiceError(ValueError):
 @dataclass(frozen=True)
 class Choice:
     asked: str  # "all", "auto", or the names as given ("cpu,cpu-avx2")
-    chosen: tuple[str, ...]
+    chosen: tuple[Target, ...]
     #: (target, why this machine cannot run it), in the order they were looked at.
-    skipped: tuple[tuple[str, str], ...] = ()
+    skipped: tuple[tuple[Target, str], ...] = ()
 
     @property
     def named(self) -> bool:
         return self.asked not in (ALL, AUTO)
 
     def why(self) -> str:
-        return "; ".join(f"{name}: {why}" for name, why in self.skipped)
+        return "; ".join(f"{t.name}: {why}" for t, why in self.skipped)
 
 
-def named(targets: Targets, asked: str, where: str = "--target") -> tuple[str, ...]:
+def named(targets: Targets, asked: str, where: str = "--target") -> tuple[Target, ...]:
     """The targets in ``cpu`` or ``cpu,cpu-avx2``, each once; ChoiceError naming the known ones."""
     try:
-        return tuple(targets.get(name.strip(), where).name for name in dict.fromkeys(asked.split(",")))
+        return tuple(dict.fromkeys(targets.get(name.strip(), where) for name in asked.split(",")))
     except TargetError as exc:
         raise ChoiceError(f"{exc} Or use {where} {ALL} or {where} {AUTO}.") from None
 
 
-def why_not(targets: Targets, name: str, cheap: bool = False) -> str | None:
+def why_not(targets: Targets, target: Target, cheap: bool = False) -> str | None:
     """Why this machine cannot run the target, or None: its CPU flags, then its check; ``cheap``:
     without starting Python, a device's driver on disk (``detect``) instead of the check."""
-    target = targets.get(name)
     if machines.unmet_here(targets, target):
         return machines.why_not_here(targets, target)
     if cheap:
         if target.detected():
             return None
         if not target.detect:
-            return f"{name} declares no detect, so only its check can prove it: name it with --target"
+            return f"{target.name} declares no detect, so only its check can prove it: name it with --target"
         return f"none of {', '.join(target.detect)} is on this machine"
     try:
         runner.check(target)
@@ -67,7 +66,7 @@ def choose(
     targets: Targets,
     asked: str | None = None,
     default: str = ALL,
-    needed: Callable[[str], bool] = lambda name: True,
+    needed: Callable[[Target], bool] = lambda target: True,
     whole_machines: bool = False,
     where: str = "--target",
 ) -> Choice:
@@ -80,23 +79,22 @@ def choose(
     its emulations can run. ``where``: the option that asked, for messages.
     """
     asked = (asked or default).strip()
-    candidates = (
-        targets.auto if asked == AUTO else targets.names if asked == ALL else named(targets, asked, where)
-    )
+    by_name = {AUTO: tuple(map(targets.get, targets.auto)), ALL: tuple(targets)}
+    candidates = by_name[asked] if asked in by_name else named(targets, asked, where)
     if whole_machines:
-        candidates = tuple(dict.fromkeys(targets.get(n).machine_of for n in candidates))
-    chosen: list[str] = []
-    skipped: list[tuple[str, str]] = []
-    for name in candidates:
-        if needed(name):
-            group = targets.sharing(name) if whole_machines else (name,)
-            why = next(filter(None, (why_not(targets, n) for n in group)), None)
+        candidates = tuple(dict.fromkeys(targets[t.machine_of] for t in candidates))
+    chosen: list[Target] = []
+    skipped: list[tuple[Target, str]] = []
+    for target in candidates:
+        if needed(target):
+            group = targets.sharing(target) if whole_machines else (target,)
+            why = next(filter(None, (why_not(targets, t) for t in group)), None)
         else:
-            why = why_not(targets, name, cheap=True) if asked == AUTO else None
+            why = why_not(targets, target, cheap=True) if asked == AUTO else None
         if why:
-            skipped.append((name, why))
+            skipped.append((target, why))
             continue
-        chosen.append(name)
+        chosen.append(target)
         if asked == AUTO:
             break
     choice = Choice(asked, tuple(chosen), tuple(skipped))

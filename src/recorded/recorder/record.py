@@ -12,11 +12,12 @@ import hashlib
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from ..config.targets import Target
 from ..model.busy import LIMIT, too_busy
 from ..model.machines import Machine
 from ..model.recording import Ending, Recording, Run, utc_stamp
@@ -35,7 +36,7 @@ TO_RECORD = {State.MISSING, State.STALE, State.FAILED, State.INVALID}
 OtherLoad = Callable[[], tuple[float, str] | None]
 
 
-def plan(store: Store, snippets: list[Snippet], targets: tuple[str, ...]) -> list[Standing]:
+def plan(store: Store, snippets: list[Snippet], targets: Iterable[Target]) -> list[Standing]:
     """Every snippet on every target, in that order, with its state."""
     return [store.standing(s, t) for s in snippets for t in targets]
 
@@ -63,7 +64,7 @@ def record(
     on_run: Callable[[Recording, bool], None] | None = None,
     refuse_busy: bool = False,
     other_load: OtherLoad | None = None,
-    admit: Callable[[str, Machine], None] | None = None,
+    admit: Callable[[Target, Machine], None] | None = None,
     runs: int = 1,
 ) -> tuple[list[Recording], list[Standing]]:
     """Run the items in order; returns the recordings made and the items that failed.
@@ -77,13 +78,13 @@ def record(
     """
     out = out or sys.stderr
     session = _Session(store, python, other_load or busy_.other_load, refuse_busy, out)
-    machines: dict[str, Machine] = {}
+    machines: dict[Target, Machine] = {}
     made, failed = [], []
     for n, item in enumerate(items, 1):
         s, t = item.snippet, item.target
         if t not in machines:
             machines[t] = _machine(store, t, python, machine_for, admit)
-        print(f"[{n}/{len(items)}] {s.name} {t}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
+        print(f"[{n}/{len(items)}] {s.name} {t.name}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
         started = dt.datetime.now(dt.UTC)
         # A timing snippet runs several times, each in a fresh process: the spread between runs,
         # which the spread inside one run does not show.
@@ -104,7 +105,7 @@ def record(
         if not rec.ok:
             failed.append(item)
             kept = " (the previous good recording is kept)" if item.recording and item.recording.ok else ""
-            print(f"    {s.name} on {t}: {rec.status}, exit code {rec.exit_code}{kept}", file=out)
+            print(f"    {s.name} on {t.name}: {rec.status}, exit code {rec.exit_code}{kept}", file=out)
             for line in rec.stderr[-12:]:
                 print(f"    | {line}", file=out)
             if fail_fast:
@@ -114,23 +115,22 @@ def record(
 
 def _machine(
     store: Store,
-    target: str,
+    t: Target,
     python: str,
     machine_for: Callable[[str], dict] | None,
-    admit: Callable[[str, Machine], None] | None,
+    admit: Callable[[Target, Machine], None] | None,
 ) -> Machine:
-    """Who records on target, after its check proved the machine is what it claims."""
-    t = store.targets.get(target)
+    """Who records on target ``t``, after its check proved the machine is what it claims."""
     printed = runner.check(t, python)  # raises TargetCheckFailed: nothing is written
     if machine_for:
-        info = dict(machine_for(target))
+        info = dict(machine_for(t.name))
     else:
         env = runner.target_env(t, Path(tempfile.gettempdir()))
         info = this_machine.machine(store.root, env, python, t.device)
     info["target"] = {"name": t.name, "description": t.description, "env": dict(t.env), "check": printed}
     machine = Machine(info)
     if admit:
-        admit(target, machine)  # raises before anything is recorded on target
+        admit(t, machine)  # raises before anything is recorded on t
     return machine
 
 
@@ -204,8 +204,8 @@ class _Session:
         stores = [store.snippets_dir, store.recordings_dir]
         contained = sandbox.required()
         before = guard.take(store.root, stores, sandboxed=contained)
-        target, limits = store.targets.get(item.target), sandbox.Limits.of(store.settings)
-        result = runner.run_snippet(item.snippet, target, limit, python=self.python, limits=limits)
+        limits = sandbox.Limits.of(store.settings)
+        result = runner.run_snippet(item.snippet, item.target, limit, python=self.python, limits=limits)
         after = guard.take(store.root, stores, sandboxed=contained)
         if load is not None:
             load.update(self.measure("after"))
@@ -236,7 +236,7 @@ def _recording(
     first, load = done[-1] if done[-1][0].status is not Ending.OK else done[0]
     return Recording(
         snippet=item.snippet.name,
-        target=item.target,
+        target=item.target.name,
         sha256=hashlib.sha256(first.source).hexdigest(),
         code_sha256=code_sha256(first.source),
         status=first.status,

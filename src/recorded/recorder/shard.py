@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from ..config.targets import Target
 from ..model.snippets import Snippet
 from ..model.store import Standing, State, Store
 from .record import plan
@@ -39,7 +40,7 @@ class Shard:
 
     index: int
     count: int
-    target: str
+    target: Target
     taken: tuple[Standing, ...]
     applicable: int  # the target's snippets that take part in any shard
     seconds: float  # this part's expected time, by recorded durations
@@ -51,7 +52,7 @@ class Shard:
         return frozenset(i.snippet.name for i in self.taken)
 
 
-def take(published: Store, snippets: list[Snippet], target: str, which: tuple[int, int]) -> Shard:
+def take(published: Store, snippets: list[Snippet], target: Target, which: tuple[int, int]) -> Shard:
     """Which of the snippets shard I/N takes on target, by the durations in ``published``
     (recordings/, the same on every runner, whatever --out says)."""
     index, count = which
