@@ -55,6 +55,7 @@ print("npu says: 42")
 """
 ANYWHERE = 'print("cpu says: 1")\n'
 
+#: Written out as a lesson page is (project/test_site_build.py has another): what a reader sees.
 PAGE = """\
 # A lesson
 

@@ -95,6 +95,7 @@ check = { code = "print('SMALL')", prints = "SMALL" }
 """,
     "snippets/lesson/01_limits.py": 'print("max: 65504")\nprint("rounds to one: True")\n',
     "snippets/lesson/02_speed.py": 'print("faster here: faster")\n',
+    # Written out as a lesson page is (config/test_devices.py has another): what a reader sees.
     "docs/lesson.md": """\
 # The lesson
 

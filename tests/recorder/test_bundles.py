@@ -453,6 +453,7 @@ def test_malformed_bundle_is_refused_naming_the_file_and_imports_nothing(tmp_pat
     assert recordings(tmp_path) == {}
 
 
+#: A table of cases, alike in shape on purpose: what is changed in a good bundle, and what the refusal says.
 BAD_RECORDINGS = {
     "unknown snippet": (
         lambda d: d["recordings"][0].update(snippet="lesson/99_nope.py"),

@@ -373,35 +373,26 @@ def test_check_reports_a_missing_cpu_recording_with_its_fix_and_exits_1(tmp_path
     assert runs == [] and recordings(tmp_path) == {}
 
 
-def test_check_reports_a_stale_cpu_recording(tmp_path, capsys):
-    add_snippet(tmp_path, "lesson/01_a.py", HELLO)
-    assert main(tmp_path, "--target", "cpu") == 0
-    add_snippet(tmp_path, "lesson/01_a.py", 'print("edited")\n')
+@pytest.mark.parametrize(
+    ("code", "edited", "recorded", "state"),
+    [
+        (HELLO, 'print("edited")\n', 0, "stale (recorded with an earlier version of its code)"),
+        (BOOM, None, 1, "failed (the last run ended with status error)"),
+    ],
+    ids=["stale", "failed"],
+)
+def test_check_reports_a_stale_or_failed_cpu_recording(tmp_path, capsys, code, edited, recorded, state):
+    add_snippet(tmp_path, "lesson/01_a.py", code)
+    assert main(tmp_path, "--target", "cpu") == recorded
+    if edited:
+        add_snippet(tmp_path, "lesson/01_a.py", edited)
     capsys.readouterr()
 
     assert main(tmp_path, "--check") == 1
 
     out = capsys.readouterr().out.splitlines()
-    assert (
-        "error lesson/01_a.py on cpu: stale (recorded with an earlier version of its code); it must be fresh: cpu is marked required"
-        in out
-    )
+    assert f"error lesson/01_a.py on cpu: {state}; it must be fresh: cpu is marked required" in out
     assert fix_line("lesson/01_a.py") in out
-
-
-def test_check_reports_a_failed_cpu_recording(tmp_path, capsys):
-    add_snippet(tmp_path, "lesson/01_boom.py", BOOM)
-    assert main(tmp_path) == 1
-    capsys.readouterr()
-
-    assert main(tmp_path, "--check") == 1
-
-    out = capsys.readouterr().out.splitlines()
-    assert (
-        "error lesson/01_boom.py on cpu: failed (the last run ended with status error); it must be fresh: cpu is marked required"
-        in out
-    )
-    assert fix_line("lesson/01_boom.py") in out
 
 
 def test_check_notes_missing_cuda_recordings_and_passes_unless_strict(tmp_path, capsys):

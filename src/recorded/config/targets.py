@@ -181,9 +181,6 @@ class Targets:
     def __iter__(self):
         return iter(self.by_name.values())
 
-    def __len__(self) -> int:
-        return len(self.by_name)
-
     def __contains__(self, name: object) -> bool:
         return name in self.by_name
 
@@ -215,9 +212,6 @@ class Targets:
 
     def __getitem__(self, name: str) -> Target:
         return self.get(name)
-
-    def label(self, name: str) -> str:
-        return self.by_name[name].label if name in self.by_name else name
 
     def device_for(self, requires: frozenset[str]) -> Device | None:
         """The device a snippet that requires ``requires`` needs: none when a target without a

@@ -67,12 +67,17 @@ class _TableBlock(RawBlock):
     """A table of every snippet's recordings; a snippet that cannot be read (a link out of
     snippets/, no read permission) is a warning naming the page and line, not a failed build."""
 
-    def entries(self, store: Store) -> list[Standing]:
+    def on_end(self, block: etree.Element) -> None:
+        block.text = None
+        store: Store = self.config["store"]
         problems: list[str] = []
         items = inventory.entries(store, problems)
         for problem in problems:
             log.warning(f"{self.config['page'].line_of(self.NAME)}: {problem}")
-        return items
+        self.fill(block, store, items)
+
+    def fill(self, block: etree.Element, store: Store, items: list[Standing]) -> None:
+        raise NotImplementedError
 
 
 class RecordingsBlock(_TableBlock):
@@ -81,10 +86,7 @@ class RecordingsBlock(_TableBlock):
     NAME = "recordings"
     CSS_CLASS = "recordings-inventory"
 
-    def on_end(self, block: etree.Element) -> None:
-        block.text = None
-        store: Store = self.config["store"]
-        items = self.entries(store)
+    def fill(self, block: etree.Element, store: Store, items: list[Standing]) -> None:
         # Each snippet links to the first block showing it.
         self.shown = {b.snippet: b.link for b in reversed(verdict_table.page_blocks(self.config["docs"]))}
         for orphan in store.orphans():
@@ -147,10 +149,7 @@ class MachineTableBlock(_TableBlock):
     NAME = "machine-table"
     CSS_CLASS = "machine-table"
 
-    def on_end(self, block: etree.Element) -> None:
-        block.text = None
-        store: Store = self.config["store"]
-        items = self.entries(store)
+    def fill(self, block: etree.Element, store: Store, items: list[Standing]) -> None:
         declared = lessons.load(store.root)
         tables = verdict_table.rows(store, self.config["docs"], items)
         if not tables:
@@ -172,7 +171,7 @@ class MachineTableBlock(_TableBlock):
             text += f"Recorded on {'; '.join(seen)}." if seen else "Not recorded yet on this kind of machine."
             change = describe.emulation(t, store.targets)
             if change and t.host:
-                host = store.targets.label(t.host)
+                host = store.targets[t.host].label
                 text += f" The same machine as {host}, with one thing changed: {change}."
             _text(item, "span", text)
 
