@@ -24,11 +24,12 @@ One name for one thing:
 - **verdict**: a printed answer to a question about the machine, such as
   ``bf16 vs fp32 here: faster`` (``model.lines``).
 - **run**: one start of a snippet in a fresh process (``recorder.runner.run_snippet``);
-  ``Recording.runs`` holds every fresh run, the shown one first.
+  ``Recording.runs`` holds every fresh run, the shown one first; the ``runs`` setting is how
+  many a timing snippet gets.
 - **check**: a target's check, Python whose last printed line proves a run is on that kind
-  (``[tool.recorded.targets.<name>.check]``, ``recorder.runner.check``). The recorder's and
-  the notebook script's ``--check`` keep the command-line sense: write nothing, exit 1 when
-  something must be redone.
+  (``[tool.recorded.targets.<name>.check]``, ``recorder.runner.check``). The ``--check`` of the
+  recorder and of the notebook and figure scripts keeps the command-line sense: write nothing,
+  exit 1 when something must be redone.
 """
 
 

@@ -120,8 +120,8 @@ class RecordedParser:
                 )
                 return [said]
             case findings.NotPrinted():
-                if found.runs > 1:
-                    where = f"{where}, run {found.run} of {found.runs}"
+                if found.run_count > 1:
+                    where = f"{where}, run {found.nth_run} of {found.run_count}"
                 printed = list(found.printed)
                 return [
                     f"{where}:\n{claims.explain(list(g.claims), printed, list(g.found), locate)}"

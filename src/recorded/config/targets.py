@@ -158,8 +158,8 @@ class Target:
         return self.host is not None
 
     @property
-    def machine_of(self) -> str:
-        """The target whose machine this one's recordings must share: its host, or itself."""
+    def host_name(self) -> str:
+        """The name of the native target whose machine this one shares: its host, or itself."""
         return self.host or self.name
 
     def detected(self) -> bool:
@@ -195,7 +195,7 @@ class Targets:
 
     def sharing(self, target: Target) -> tuple[Target, ...]:
         """The targets recorded on one machine with ``target``: its host and the host's emulations."""
-        return tuple(t for t in self if t.machine_of == target.machine_of)
+        return tuple(t for t in self if t.host_name == target.host_name)
 
     @property
     def capabilities(self) -> frozenset[str]:

@@ -57,8 +57,8 @@ class Group:
 @dataclass(frozen=True)
 class NotPrinted:
     target: Target
-    run: int  #: 1-based
-    runs: int  #: how many runs the recording holds
+    nth_run: int  #: which run printed it, 1-based
+    run_count: int  #: how many runs the recording holds
     printed: tuple[str, ...]  #: what that run printed
     groups: tuple[Group, ...]  #: every group of claims, at least one with a claim missing
 

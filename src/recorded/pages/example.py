@@ -231,5 +231,5 @@ def _words(found: findings.Finding, name: str, ctx: Context) -> str:
         case findings.NotPrinted():
             near = [f"{n!r} (for {c!r})" for c, n in found.nearest()]
             said = f" Nearest printed line{'s' * (len(near) > 1)}: {', '.join(near)}." if near else ""
-            which = f" in run {found.run} of {found.runs}" if found.runs > 1 else ""
+            which = f" in run {found.nth_run} of {found.run_count}" if found.run_count > 1 else ""
             return f"{of} does not print {found.missing!r}{which} ({claims.RULE}).{said}"

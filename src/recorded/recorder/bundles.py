@@ -134,7 +134,7 @@ def whole_tabs(store: Store, bundle: Bundle) -> set[str]:
     """The tabs (host targets) whose every applicable snippet this bundle holds, all ok: such
     a bundle may replace the machine of that tab, as ``--replace-machine`` does."""
     held = {(r.snippet, r.target) for r in bundle.recordings if r.ok}
-    hosts = {store.targets[store.targets[r.target].machine_of] for r in bundle.recordings}
+    hosts = {store.targets[store.targets[r.target].host_name] for r in bundle.recordings}
     snippets = discover(store.snippets_dir) if hosts else []
     return {
         host.name
@@ -150,8 +150,8 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> None:
     for o in outcomes:
         rec = o.recording
         target = store.targets[rec.target]
-        first = firsts.setdefault(target.machine_of, rec)
-        here = None if target.machine_of in whole else admit.recorded_machine(store, target)
+        first = firsts.setdefault(target.host_name, rec)
+        here = None if target.host_name in whole else admit.recorded_machine(store, target)
         other = (
             first.machine
             if not first.machine.same_as(rec.machine)
@@ -185,7 +185,7 @@ def import_bundle(
     whole = whole_tabs(store, bundle)
     outcomes = [_merge(store, rec) for rec in bundle.recordings]
     for group in whole:  # the bundle re-recorded this tab: the other machine's leftovers go
-        made = next(r.machine for r in bundle.recordings if store.targets[r.target].machine_of == group)
+        made = next(r.machine for r in bundle.recordings if store.targets[r.target].host_name == group)
         admit.drop_others(store, store.targets.sharing(store.targets[group]), made)
     return Report(bundle.path, bundle, outcomes)
 
