@@ -144,9 +144,7 @@ def _yaml_problem(exc: yaml.YAMLError, body: str, first_line: int | None) -> str
         return f"its body is not valid YAML: {what}."
     lines = body.splitlines()
     text = lines[mark.line].strip() if mark.line < len(lines) else ""
-    where = (
-        f"line {first_line + mark.line}" if first_line is not None else f"line {mark.line + 1} of its body"
-    )
+    where = f"line {mark.line + 1} of its body" if first_line is None else f"line {first_line + mark.line}"
     shown = f": `{text}`" if text else ""
     return f"its body is not valid YAML at {where}{shown} ({what}); claims are quoted strings in a list."
 
@@ -294,7 +292,6 @@ def headers(lines: list[str]) -> list[tuple[int, str]]:
 def snippet_problem(error: Exception, snippets_dir: Path, name: str) -> str:
     """A snippet error's message, naming the nearest existing snippet when the name is mistyped:
     close as a whole and in the file's own name (`lesson/nope.py` is no typo of `lesson/x.py`)."""
-    snippets_dir = Path(snippets_dir)
     if (snippets_dir / name).is_file():
         return str(error)  # it exists: whatever is wrong with it, it is not the name
     names = [

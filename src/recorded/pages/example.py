@@ -15,7 +15,6 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..config.targets import Target
 from ..model import busy, claims, describe, escape, findings, lines
 from ..model.recording import Recording
 from ..model.renewal import Renewal
@@ -30,9 +29,8 @@ SHOWN = (State.FRESH, State.STALE, State.FAILED)
 @dataclass
 class Context:
     store: Store
-    where: str  #: "page.md:line", for messages
     renewal: Renewal  #: which recordings must be fresh here
-    highlight: Callable[..., str]  #: the page's code highlighter
+    highlight: Callable[[str, str | None, str], str]  #: the page's highlighter: (code, title, classes)
     link: Callable[[str], str | None]  #: a machine's anchor -> its URL on the recordings page
     fix: Callable[[str, str], str]  #: (snippet, target) -> the command that records it
     problems: list[str] = field(default_factory=list)
@@ -42,8 +40,9 @@ def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> st
     """The example's HTML, its problems (each also in ``ctx.problems``) first."""
     code = _code(snippet, spec, ctx)
     standings = [ctx.store.standing(snippet, t) for t in ctx.store.targets]
-    for standing in standings:
-        _find_problems(spec, standing, ctx)
+    for standing in standings:  # what is wrong on each target: model/findings.py, the tests' rule
+        for found in findings.of(standing, spec.claims_for(standing.target.name), ctx.store, ctx.renewal):
+            ctx.problems.append(_words(found, standing.snippet.name, ctx))
     shown = [s for s in standings if s.state in SHOWN and s.recording is not None]
     output = _outputs(spec, snippet, shown, ctx, count) + _not_recorded(standings, ctx, _alike(shown))
     problems = ""
@@ -70,9 +69,7 @@ def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
     for i, seg in enumerate(segments):
         # One copy button, on the first lines shown; it copies the whole file (data-copy).
         first = i == carrier
-        block = ctx.highlight(
-            seg.code, "python", title=snippet.name if first else None, extra="" if first else "no-copy"
-        )
+        block = ctx.highlight(seg.code, snippet.name if first else None, "" if first else "no-copy")
         if seg.region is None:
             parts.append(block)
             continue
@@ -89,8 +86,6 @@ def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
 def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Standing], ctx: Context, count: int) -> str:
     if not shown:
         return ""
-    store = ctx.store
-    device_code = store.targets.device_for(snippet.requires) is not None
     if _alike(shown):
         first = shown[0].recording
         assert first is not None
@@ -118,7 +113,7 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Standing], ctx: C
             body = _output(rec, _claimed(spec, s))
             if s.state is State.STALE:
                 body += _earlier(rec, snippet)
-        tabs.append((target.tab, body + _provenance(s, target, device_code, ctx)))
+        tabs.append((target.tab, body + _provenance(s, ctx)))
     return markup.tabbed(f"__recorded_{count}", tabs)
 
 
@@ -155,9 +150,10 @@ def _earlier(rec: Recording, snippet: Snippet) -> str:
     return f'<details class="recorded-provenance recorded-earlier"><summary>{line}</summary>{shown}</details>'
 
 
-def _provenance(standing: Standing, target: Target, device_code: bool, ctx: Context) -> str:
-    rec = standing.recording
+def _provenance(standing: Standing, ctx: Context) -> str:
+    rec, target = standing.recording, standing.target
     assert rec is not None
+    device_code = ctx.store.targets.device_for(standing.snippet.requires) is not None
     emulated = f"{target.label}: " if target.emulated else ""
     said = busy.words(rec.busy)
     loaded = f" · busy machine, {said}" if said and busy.too_busy(rec.busy) else ""
@@ -201,12 +197,6 @@ def _claimed(spec: blocks.Block, standing: Standing) -> list[int]:
             i + 1 for claim, i in zip(group, at, strict=True) if i is not None and claim in spec.highlight
         }
     return sorted(found)
-
-
-def _find_problems(spec: blocks.Block, standing: Standing, ctx: Context) -> None:
-    """What is wrong with the example on one target (model/findings.py, the tests' rule)."""
-    for found in findings.of(standing, spec.claims_for(standing.target.name), ctx.store, ctx.renewal):
-        ctx.problems.append(_words(found, standing.snippet.name, ctx))
 
 
 def _words(found: findings.Finding, name: str, ctx: Context) -> str:

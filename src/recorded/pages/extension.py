@@ -45,12 +45,11 @@ class _Page(Preprocessor):
     def __init__(self, md: Markdown, recordings_page: str | None = None):
         super().__init__(md)
         self.recordings_page = recordings_page
-        self.blocks: tuple[blocks.Found, ...] = ()
-        self.read: set[int] = set()
+        self.unread: list[blocks.Found] = []  #: the page's blocks that no block has claimed yet
         self.lines: list[str] = []
 
     def run(self, lines: list[str]) -> list[str]:
-        self.blocks, self.read, self.lines = blocks.read(lines).blocks, set(), lines
+        self.unread, self.lines = list(blocks.read(lines).blocks), lines
         return lines
 
     def line_of(self, name: str) -> str:
@@ -66,19 +65,14 @@ class _Page(Preprocessor):
         file = getattr(self._relpath(), "file", None)
         return getattr(file, "src_uri", None) or "(page)"
 
-    def claim(self, argument: str) -> int | None:
+    def claim(self, argument: str) -> blocks.Found | None:
         """The header of the block being read: the first unread one naming the same snippet.
         Not by position: pymdownx.blocks silently drops a block it cannot parse, which would pin
         every later block to the wrong line."""
-        for index, found in enumerate(self.blocks):
-            if index not in self.read and found.argument == argument:
-                self.read.add(index)
-                return index
-        return None
-
-    def where(self, index: int | None) -> str:
-        line = self.blocks[index].line if index is not None else "?"
-        return f"{self.name}:{line}"
+        found = next((block for block in self.unread if block.argument == argument), None)
+        if found is not None:
+            self.unread.remove(found)
+        return found
 
     def link_to_machine(self, anchor: str) -> str | None:
         """The URL, from this page, of a machine on the recordings page (the page holding a
@@ -122,9 +116,7 @@ class _WarnUnread(Treeprocessor):
         self.page = page
 
     def run(self, root: etree.Element) -> None:
-        for index, found in enumerate(self.page.blocks):
-            if index in self.page.read:
-                continue
+        for found in self.page.unread:
             # Nested or never closed: the reason every reader shares.
             said = f": {found.problem}" if found.problem else _UNREAD
             log.warning(f"{self.page.name}:{found.line}: `/// recorded | {found.argument}`{said}")
@@ -137,23 +129,21 @@ class RecordedBlock(tables.RawBlock):
 
     def on_end(self, block: etree.Element) -> None:
         page: _Page = self.config["page"]
-        index = page.claim((self.argument or "").strip())
-        where = page.where(index)
+        found = page.claim((self.argument or "").strip())
+        where = f"{page.name}:{found.line if found else '?'}"
         # The tests and the notebook read closed blocks at the left margin only (blocks.read):
         # shown here, its claims would go untested, so the build says so.
-        if problem := blocks.NESTED if index is None else page.blocks[index].problem:
+        if problem := blocks.NESTED if found is None else found.problem:
             log.warning(f"{where}: `/// recorded | {self.argument or ''}`: {problem}")
         body, block.text = str(block.text or ""), None
-        for child in list(block):
-            block.remove(child)
+        del block[:]
         store: Store = self.config["store"]
         try:
-            first = page.blocks[index].line + 1 if index is not None else None
-            spec = blocks.parse(self.argument, body, store.targets.names, first)
+            spec = blocks.parse(self.argument, body, store.targets.names, found.line + 1 if found else None)
             snippet = load(store.snippets_dir, spec.snippet, store.targets)
             block.set("id", blocks.anchor(snippet.name))  # so other pages can link to the evidence
             renew, fix = self.config["renewal"], store.settings.commands.record
-            ctx = example.Context(store, where, renew, self.highlight, page.link_to_machine, fix)
+            ctx = example.Context(store, renew, self.highlight, page.link_to_machine, fix)
             shown = example.render(spec, snippet, ctx, self._next("count"))
             for message in ctx.problems:
                 log.warning(f"{where}: {message}")
@@ -165,8 +155,8 @@ class RecordedBlock(tables.RawBlock):
             shown = markup.admonition("failure", "This block could not be shown", escape.html(message))
         block.text = self.md.htmlStash.store(shown)
 
-    def highlight(self, src: str, language: str, title: str | None = None, extra: str = "") -> str:
-        return markup.highlight(self.md, src, language, title=title, count=self._next("code"), classes=extra)
+    def highlight(self, src: str, title: str | None, extra: str) -> str:
+        return markup.highlight(self.md, src, "python", title=title, count=self._next("code"), classes=extra)
 
     def _next(self, counter: str) -> int:
         """The next number of a page-wide counter (0 first): tabs and code blocks need unique ids."""
@@ -193,9 +183,8 @@ class RecordedExtension(BlocksExtension):
         strict = self.getConfig("strict")
         if isinstance(strict, str):  # from an environment variable via !ENV
             strict = switched_on(strict)
-        renewal_ = project.renewals[bool(strict)]
-        block_mgr.register(RecordedBlock, {"store": project.store, "page": page, "renewal": renewal_})
         settings = {"store": project.store, "page": page, "docs": project.docs_dir}
+        block_mgr.register(RecordedBlock, {**settings, "renewal": project.renewals[bool(strict)]})
         block_mgr.register(tables.RecordingsBlock, settings)
         block_mgr.register(tables.MachineTableBlock, settings)
         block_mgr.register(tables.TargetSettingsBlock, {})

@@ -84,9 +84,7 @@ def new_figure(height: float, nrows: int = 1, height_ratios: list[float] | None 
     size = FONT_SIZE
     plt.rcParams.update({"font.size": size, "axes.titlesize": size, "axes.labelsize": size})
     plt.rcParams.update({"xtick.labelsize": size, "ytick.labelsize": size, "legend.fontsize": size})
-    plt.rcParams.update(
-        {"svg.hashsalt": "recorded", "svg.fonttype": "path", "figure.titlesize": FONT_SIZE + 1}
-    )
+    plt.rcParams.update({"svg.hashsalt": "recorded", "svg.fonttype": "path", "figure.titlesize": size + 1})
     # A white card, so the figure reads the same in the light and the dark palette.
     ratios = {"height_ratios": height_ratios} if height_ratios else None
     return plt.subplots(

@@ -24,9 +24,9 @@ def recordings_page(docs_dir: Path) -> str | None:
     return None
 
 
-def entries(store: Store, problems: list[str] | None = None) -> list[Standing]:
+def entries(store: Store, problems: list[str]) -> list[Standing]:
     """Every snippet on every target; a snippet that cannot be read is left out and said in
-    ``problems`` when given (else SnippetError)."""
+    ``problems``."""
     return [
         store.standing(snippet, target)
         for snippet in discover(store.snippets_dir, store.targets, problems)

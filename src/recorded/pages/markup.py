@@ -96,14 +96,8 @@ _highlighted: dict[tuple, str] = {}
 def highlight(md: Markdown, src: str, language: str, *, title: str | None, count: int, classes: str) -> str:
     """``src`` as the page's fences would show it (pymdownx.highlight as they configure it), in
     ``Light``'s colours; ``count`` numbers the page's code blocks, ``classes`` add to the block's."""
-    settings: dict = next(
-        (
-            ext.get_pymdownx_highlight_settings()
-            for ext in md.registeredExtensions
-            if hasattr(ext, "get_pymdownx_highlight_settings")
-        ),
-        {},
-    )
+    name = "get_pymdownx_highlight_settings"  # on the extension that configures the fences
+    settings: dict = next((getattr(ext, name)() for ext in md.registeredExtensions if hasattr(ext, name)), {})
     key = (repr(settings), src, language, title, count, classes)
     if key not in _highlighted:
         if len(_highlighted) > 4096:  # a long preview session: start again rather than grow

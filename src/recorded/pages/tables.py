@@ -159,10 +159,8 @@ class MachineTableBlock(_TableBlock):
         _text(block, "h2", "The machines", {"id": "the-machines"})
         torches = sorted({v for e in items if e.recording and (v := e.recording.machine.release("torch"))})
         if len(torches) > 1:
-            said = (
-                f"The tabs ran different PyTorch versions ({', '.join(torches)}): a difference between two "
-            )
-            _text(block, "p", said + "columns may come from the version as well as from the machine.")
+            said = f"The tabs ran different PyTorch versions ({', '.join(torches)}): a difference between "
+            _text(block, "p", said + "two columns may come from the version as well as from the machine.")
         facts = etree.SubElement(block, "ul")
         for t, seen in verdict_table.machines(store, items).items():
             item = etree.SubElement(facts, "li")
@@ -189,22 +187,20 @@ class MachineTableBlock(_TableBlock):
             th = etree.SubElement(tr, "th", {"scope": "row"})
             _text(th, "code", row.shown)
             etree.SubElement(th, "br")
-            if row.page:
-                path, _, fragment = row.page.partition("#")
+            if row.block:
+                path, _, fragment = row.block.link.partition("#")
                 href = posixpath.relpath(path, here or ".") + (f"#{fragment}" if fragment else "")
-                _text(th, "a", row.where, {"href": href, "class": "verdict-where"})
+                _text(th, "a", row.block.where, {"href": href, "class": "verdict-where"})
             else:
-                _text(th, "span", f"{row.where} (on no page)", {"class": "verdict-where"})
+                _text(th, "span", f"{row.snippet} (on no page)", {"class": "verdict-where"})
             for target in store.targets.names:
                 cell = row.cells[target]
                 kind = f"verdict-{cell.kind}"
                 if cell.kind == "value":
                     kind += f" verdict-{cell.text.replace(' ', '-').lower()}"
                 td = _text(tr, "td", cell.text, {"class": kind + " verdict-earlier" * cell.earlier})
-                notes = [cell.runs.removeprefix("in ")] * bool(cell.runs) + [
-                    verdict_table.EARLIER
-                ] * cell.earlier
-                for note in notes:  # each on a line of its own, smaller, under the value
+                notes = (cell.runs.removeprefix("in "), verdict_table.EARLIER * cell.earlier)
+                for note in filter(None, notes):  # each on a line of its own, smaller, under the value
                     etree.SubElement(td, "br")
                     _text(td, "span", note, {"class": "verdict-runs"})
             _text(tr, "td", {True: "yes", False: "no", None: "–"}[changes])

@@ -45,8 +45,7 @@ class Row:
     snippet: str
     label: str
     nth: int  #: how many lines of the snippet's output had this label before this one
-    page: str | None  #: docs-relative "page.md#anchor" of the block that shows the snippet
-    where: str  #: "Page title › section" of that block, for the link's text
+    block: PageBlock | None  #: the first block that shows the snippet, where the row links
     cells: dict[str, Cell] = field(default_factory=dict)
 
     @property
@@ -124,7 +123,7 @@ def claimed_keys(block: PageBlock, targets: tuple[str, ...]) -> list[Key]:
 def rows(store: Store, docs_dir: Path, items: list[Standing]) -> dict[str, list[Row]]:
     """The table's rows by lesson (ordered as on the recordings page), from ``items``,
     the site's ``inventory.entries``."""
-    names, shown = store.targets.names, page_blocks(Path(docs_dir))
+    names, shown = store.targets.names, page_blocks(docs_dir)
     first = {b.snippet: b for b in reversed(shown)}
     out: dict[str, list[Row]] = {}
     for lesson, entries in inventory.by_lesson(items, load_lessons(store.root)).items():
@@ -135,12 +134,9 @@ def rows(store: Store, docs_dir: Path, items: list[Standing]) -> dict[str, list[
             recs = [e.recording for e in cells if e.state in WITH_OUTPUT and e.recording]
             keys = [key for rec in recs for key in _keys(rec.stdout)]
             keys += [key for b in shown if b.snippet == snippet for key in claimed_keys(b, names)]
-            block = first.get(snippet)
-            page, where = (block.link, block.where) if block else (None, snippet)
             for label, n in dict.fromkeys(keys):
-                table.append(
-                    Row(snippet, label, n, page, where, {e.target.name: _cell(e, label, n) for e in cells})
-                )
+                by_target = {e.target.name: _cell(e, label, n) for e in cells}
+                table.append(Row(snippet, label, n, first.get(snippet), by_target))
         if table:
             out[lesson] = table
     return out
@@ -153,10 +149,8 @@ def _cell(entry: Standing, label: str, n: int) -> Cell:
     (value,) = answers([rec.stdout], label, n)
     if value is None:
         return Cell("not printed", "not-printed")
-    runs = (
-        runs_note(rec.outputs, value, label, n).removeprefix(f"{value} ") if value in TIMING_VERDICTS else ""
-    )
-    return Cell(value, "value", runs, entry.state is State.STALE)
+    runs = runs_note(rec.outputs, value, label, n).removeprefix(f"{value} ")
+    return Cell(value, "value", runs if value in TIMING_VERDICTS else "", entry.state is State.STALE)
 
 
 def machines(store: Store, items: list[Standing]) -> dict[Target, list[str]]:
