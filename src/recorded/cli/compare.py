@@ -148,13 +148,14 @@ def compare_target(store: Store, opts: Options, snippets: list[Snippet]) -> tupl
     if opts.target not in (AUTO, None) and len(named(store.targets, opts.target)) > 1:
         raise UsageError("--compare runs on one target: name one with --target.")
     choice = choose(store.targets, opts.target, AUTO, needed=lambda t: bool(snippets))
+    if choice.named and choice.skipped:
+        raise cannot(store, *choice.skipped[0], done="run")
+    target = choice.chosen[0]  # one named target, or the auto one (else choose raised)
     if choice.named:
-        if choice.skipped:
-            raise cannot(store, *choice.skipped[0], done="run")
-        return choice.chosen[0], f"--target {choice.chosen[0]}"
+        return target, f"--target {target}"
     if not snippets:
-        return choice.chosen[0], "the first auto target this machine has"  # nothing will run
-    return choice.chosen[0], choice.why() or "the first auto target this machine can run"
+        return target, "the first auto target this machine has"  # nothing will run
+    return target, choice.why() or "the first auto target this machine can run"
 
 
 def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: list[Recording]) -> int:
@@ -182,8 +183,7 @@ def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: l
 
         # A reader compares on the machine they have: busy runs are kept, and marked.
         kept_busy = dataclasses.replace(opts, refuse_busy=False)
-        work = to_run(items, force=True)
-        _, failed = record_with(kept_busy, store, work, on_run=keep) if work else ([], [])
+        _, failed = record_with(kept_busy, store, to_run(items, force=True), on_run=keep)
         first = next(iter(here.values()), None)
         machine = (
             machine_words(first.machine) if first else describe.cpu(Machine({"cpu": machines.this_cpu()}))

@@ -53,11 +53,10 @@ def main(argv: list[str] | None = None, root: Path | None = None, prog: str | No
     unsandboxed = os.environ.get(ALLOW_UNSANDBOXED)
     try:
         root = Path(root or Path.cwd())
-        name, command = program(prog, root)
-        opts = parse_args(argv, name, command)
+        opts = parse_args(argv, *program(prog, root))
         if opts.allow_unsandboxed:  # for every run this command starts, the checks' and probes' too
             os.environ[ALLOW_UNSANDBOXED] = "1"
-        return _run(opts, root, name)
+        return _run(opts, root)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -68,33 +67,33 @@ def main(argv: list[str] | None = None, root: Path | None = None, prog: str | No
             os.environ[ALLOW_UNSANDBOXED] = unsandboxed
 
 
-def _run(opts: Options, root: Path, name: str) -> int:
+def _run(opts: Options, root: Path) -> int:
     made: list[Recording] = []
     try:
         published = Store(root)
         if opts.runs is None:
             opts = dataclasses.replace(opts, runs=settings.load(root).runs)
     except ConfigError as exc:
-        print(f"{name}: {exc} Nothing was run or written.", file=sys.stderr)
+        print(f"{opts.prog}: {exc} Nothing was run or written.", file=sys.stderr)
         return 2
     try:
         return dispatch(opts, published, made)
     except REPORTED as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
+        print(f"{opts.prog}: {exc}", file=sys.stderr)
         return 2
     except WriteFailed as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
-        _keep(opts, made, name)
+        print(f"{opts.prog}: {exc}", file=sys.stderr)
+        _keep(opts, made)
         return 1
     except KeyboardInterrupt as exc:
         how, code = ("terminated (SIGTERM)", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
         print(
-            f"\n{name}: {how}; recordings finished before it are kept ({len(made)})"
+            f"\n{opts.prog}: {how}; recordings finished before it are kept ({len(made)})"
             + (f" and bundled in {opts.bundle}" if opts.bundle else "")
             + "; the run in progress was stopped, its processes ended and its temporary folder removed.",
             file=sys.stderr,
         )
-        _keep(opts, made, name)
+        _keep(opts, made)
         return code
 
 
@@ -152,10 +151,10 @@ def _upgrade(store: Store) -> int:
     return 0
 
 
-def _keep(opts: Options, made: list[Recording], name: str) -> None:
+def _keep(opts: Options, made: list[Recording]) -> None:
     """Bundle what was made before a run was cut short, when a bundle was asked for."""
     if opts.bundle:
         try:
             save_bundle(opts.bundle, made)
         except (OSError, BundleError) as exc:
-            print(f"{name}: could not write the bundle: {exc}", file=sys.stderr)
+            print(f"{opts.prog}: could not write the bundle: {exc}", file=sys.stderr)

@@ -77,15 +77,13 @@ def audit(store: Store) -> list[str]:
         for path, rec in found:
             if why := rec.machine.unproven(store.targets[rec.target]):
                 problems.append(f"{store.shown(path)}: it does not prove {rec.target} ({'; '.join(why)})")
-        for path, rec in found[1:]:
-            first = found[0]
-            if not first[1].machine.same_as(rec.machine):
-                problems.append(
-                    f"{names(group)} recorded on two machines: "
-                    f"{store.shown(first[0])} on {first[1].machine.identity}, "
-                    f"{store.shown(path)} on {rec.machine.identity}"
-                )
-                break
+        # One line per tab from two machines: its first recording, and the first from another machine.
+        if odd := [(path, rec) for path, rec in found[1:] if not found[0][1].machine.same_as(rec.machine)]:
+            problems.append(
+                f"{names(group)} recorded on two machines: "
+                f"{store.shown(found[0][0])} on {found[0][1].machine.identity}, "
+                f"{store.shown(odd[0][0])} on {odd[0][1].machine.identity}"
+            )
     return problems
 
 

@@ -52,11 +52,11 @@ def bundle_name(recordings: list[Recording]) -> str:
     return f"{kinds}-{slug}-{day}.json"
 
 
-def bundle_json(recordings: list[Recording], created_at: str | None = None) -> str:
+def bundle_json(recordings: list[Recording]) -> str:
     stored = [json.loads(r.to_json()) for r in recordings]
     data = {
         "bundle": BUNDLE_VERSION,
-        "created_at": created_at or utc_stamp(),
+        "created_at": utc_stamp(),
         "machine": summary(recordings),
         "recordings": stored,
         "recordings_sha256": digest(stored),
@@ -152,20 +152,19 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> None:
         target = store.targets[rec.target]
         first = firsts.setdefault(target.host_name, rec)
         here = None if target.host_name in whole else admit.recorded_machine(store, target)
-        other = (
-            first.machine
-            if not first.machine.same_as(rec.machine)
-            else (here[1] if here and not here[1].same_as(rec.machine) else None)
+        if not first.machine.same_as(rec.machine):
+            where, other = "this bundle", first.machine
+        elif here and not here[1].same_as(rec.machine):
+            where, other = store.shown(here[0]), here[1]
+        else:
+            continue
+        o.action = "refused"
+        o.why = (
+            f"{bundle.path}: {rec.snippet} on {rec.target} comes from {rec.machine.identity}, "
+            f"but {where} has {admit.names(store.targets.sharing(target))} from "
+            f"{other.identity}: one tab shows one machine. Re-record the whole tab on one "
+            f"machine (--target {rec.target} --replace-machine --bundle FILE)"
         )
-        if other is not None:
-            where = "this bundle" if other is first.machine or here is None else store.shown(here[0])
-            o.action = "refused"
-            o.why = (
-                f"{bundle.path}: {rec.snippet} on {rec.target} comes from {rec.machine.identity}, "
-                f"but {where} has {admit.names(store.targets.sharing(target))} from "
-                f"{other.identity}: one tab shows one machine. Re-record the whole tab on one "
-                f"machine (--target {rec.target} --replace-machine --bundle FILE)"
-            )
 
 
 def import_bundle(

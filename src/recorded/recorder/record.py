@@ -59,7 +59,6 @@ def record(
     timeout: float | None = None,
     fail_fast: bool = False,
     out: TextIO | None = None,
-    python: str = sys.executable,
     machine_for: Callable[[str], dict] | None = None,
     on_run: Callable[[Recording, bool], None] | None = None,
     refuse_busy: bool = False,
@@ -77,13 +76,13 @@ def record(
     what finished before a Ctrl-C. Progress goes to ``out`` (``sys.stderr`` at call time).
     """
     out = out or sys.stderr
-    session = _Session(store, python, other_load or busy_.other_load, refuse_busy, out)
+    session = _Session(store, other_load or busy_.other_load, refuse_busy, out)
     machines: dict[Target, Machine] = {}
     made, failed = [], []
     for n, item in enumerate(items, 1):
         s, t = item.snippet, item.target
         if t not in machines:
-            machines[t] = _machine(store, t, python, machine_for, admit)
+            machines[t] = _machine(store, t, machine_for, admit)
         print(f"[{n}/{len(items)}] {s.name} {t.name}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
         started = dt.datetime.now(dt.UTC)
         # A timing snippet runs several times, each in a fresh process: the spread between runs,
@@ -116,17 +115,16 @@ def record(
 def _machine(
     store: Store,
     t: Target,
-    python: str,
     machine_for: Callable[[str], dict] | None,
     admit: Callable[[Target, Machine], None] | None,
 ) -> Machine:
     """Who records on target ``t``, after its check proved the machine is what it claims."""
-    printed = runner.check(t, python)  # raises TargetCheckFailed: nothing is written
+    printed = runner.check(t, sys.executable)  # raises TargetCheckFailed: nothing is written
     if machine_for:
         info = dict(machine_for(t.name))
     else:
         env = runner.target_env(t, Path(tempfile.gettempdir()))
-        info = this_machine.machine(store.root, env, python, t.device)
+        info = this_machine.machine(store.root, env, sys.executable, t.device)
     info["target"] = {"name": t.name, "description": t.description, "env": dict(t.env), "check": printed}
     machine = Machine(info)
     if admit:
@@ -137,7 +135,6 @@ def _machine(
 @dataclass
 class _Session:
     store: Store
-    python: str
     other_load: OtherLoad
     refuse_busy: bool
     out: TextIO
@@ -205,7 +202,7 @@ class _Session:
         contained = sandbox.required()
         before = guard.take(store.root, stores, sandboxed=contained)
         limits = sandbox.Limits.of(store.settings)
-        result = runner.run_snippet(item.snippet, item.target, limit, python=self.python, limits=limits)
+        result = runner.run_snippet(item.snippet, item.target, limit, python=sys.executable, limits=limits)
         after = guard.take(store.root, stores, sandboxed=contained)
         if load is not None:
             load.update(self.measure("after"))
