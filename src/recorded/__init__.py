@@ -26,6 +26,8 @@ One name for one thing:
 - **run**: one start of a snippet in a fresh process (``recorder.runner.run_snippet``);
   ``Recording.runs`` holds every fresh run, the shown one first; the ``runs`` setting is how
   many a timing snippet gets.
+- **shard**: one CI runner's share of the snippets on a target (``recorder.shard``); a *part* is
+  only a piece of a page that becomes notebook cells (``notebook.prose.Part``).
 - **check**: a target's check, Python whose last printed line proves a run is on that kind
   (``[tool.recorded.targets.<name>.check]``, ``recorder.runner.check``). The ``--check`` of the
   recorder and of the notebook and figure scripts keeps the command-line sense: write nothing,

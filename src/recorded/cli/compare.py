@@ -23,7 +23,7 @@ from ..recorder.choose import ALL, AUTO, choose, named
 from ..recorder.record import plan, to_run
 from .options import Options, UsageError
 from .record import cannot, record_with, save_bundle
-from .report import say_part
+from .report import say_shard
 
 #: The terminal a report must fit by default.
 WIDTH = 100
@@ -162,7 +162,7 @@ def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: l
     target, why = compare_target(published, opts, snippets)
     if opts.shard:
         mine = shard.take(published, snippets, target, opts.shard)
-        say_part(mine)
+        say_shard(mine)
         snippets = [s for s in snippets if s.name in mine.names or not s.runs_on(target)]
     with tempfile.TemporaryDirectory(prefix="record-runs-compare-") as tmp:
         # Without --out the runs go to a scratch store, thrown away: recordings/ is never written.

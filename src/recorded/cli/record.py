@@ -15,7 +15,7 @@ from ..recorder.bundles import bundle_name, write_bundle
 from ..recorder.choose import ALL, choose
 from ..recorder.record import plan, record, to_run
 from .options import Options, UsageError
-from .report import say_part
+from .report import say_shard
 
 
 def select(store: Store, names: tuple[str, ...]) -> list[Snippet]:
@@ -51,14 +51,14 @@ def do_record(
     """Record on the named targets, on every target this machine can run, or on the auto one."""
 
     @cache  # each target's plan and shard, computed once
-    def part(t: Target) -> shard.Shard:
+    def shard_of(t: Target) -> shard.Shard:
         assert opts.shard is not None
         return shard.take(published, snippets, t, opts.shard)
 
     @cache
     def items_for(t: Target) -> list[Standing]:
         items = plan(store, snippets, (t,))
-        return [i for i in items if i.snippet.name in part(t).names] if opts.shard else items
+        return [i for i in items if i.snippet.name in shard_of(t).names] if opts.shard else items
 
     choice = choose(
         store.targets,
@@ -83,7 +83,7 @@ def do_record(
     failed_runs = 0
     for target in choice.chosen:
         if opts.shard:
-            say_part(part(target))
+            say_shard(shard_of(target))
         work = [i for i in to_run(items_for(target), opts.force) if (i.snippet.name, i.target) in kept]
         if not work and not opts.replace_machine:
             _say_nothing(opts, target, items_for(target))

@@ -16,18 +16,18 @@ from ..recorder.record import TO_RECORD, plan
 from .options import Options
 
 
-def say_part(part: shard.Shard) -> None:
+def say_shard(which: shard.Shard) -> None:
     """Which snippets shard I/N takes on its target, and about how long they take."""
-    if part.durations_known:
-        how = f"about {part.seconds:.0f} s of {part.total:.0f} s by recorded durations"
+    if which.durations_known:
+        how = f"about {which.seconds:.0f} s of {which.total:.0f} s by recorded durations"
     else:
-        how = f"no durations recorded on {part.target} yet, so each counts as 1 s"
+        how = f"no durations recorded on {which.target} yet, so each counts as 1 s"
     print(
-        f"shard {part.index}/{part.count} on {part.target} takes {len(part.taken)} of {part.applicable} "
-        f"snippets ({how})" + (":" if part.taken else "."),
+        f"shard {which.index}/{which.count} on {which.target} takes {len(which.taken)} of {which.applicable} "
+        f"snippets ({how})" + (":" if which.taken else "."),
         file=sys.stderr,
     )
-    for i in part.taken:
+    for i in which.taken:
         secs = f"{i.last_duration:.1f} s" if i.last_duration is not None else "no duration yet"
         print(f"  {i.snippet.name} ({secs})", file=sys.stderr)
 
@@ -93,10 +93,10 @@ def do_report(opts: Options, store: Store, published: Store, snippets: list[Snip
     chosen = choose(store.targets, opts.target, ALL, needed=lambda t: False).chosen
     items = plan(store, snippets, chosen)
     if opts.shard:
-        parts = {t: shard.take(published, snippets, t, opts.shard) for t in chosen}
-        for p in parts.values():
-            say_part(p)
-        items = [i for i in items if i.snippet.name in parts[i.target].names]
+        shards = {t: shard.take(published, snippets, t, opts.shard) for t in chosen}
+        for taken in shards.values():
+            say_shard(taken)
+        items = [i for i in items if i.snippet.name in shards[i.target].names]
     if opts.mode == "list":
         show_list(items, lessons.load(store.root))
         print(machines.here_line(store.targets), file=sys.stderr)  # the table stays a table

@@ -43,7 +43,7 @@ class Shard:
     target: Target
     taken: tuple[Standing, ...]
     applicable: int  # the target's snippets that take part in any shard
-    seconds: float  # this part's expected time, by recorded durations
+    seconds: float  # this shard's expected time, by recorded durations
     total: float  # every shard's together
     durations_known: bool
 
