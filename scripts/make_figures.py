@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from recorded.config.lessons import load  # noqa: E402 (after sys.path gains src/)
 from recorded.model.store import Store  # noqa: E402 (after sys.path gains src/)
-from recorded.pages.figures import lesson_figures, out_of_date, path, render  # noqa: E402
+from recorded.pages.figures import lesson_figures, out_of_date, render  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,8 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     for lesson in load(ROOT).values():
         folder, drawn = ROOT / "docs" / lesson.figures_dir, lesson_figures(ROOT, lesson)
         if args.check:
-            stale = out_of_date(store, folder, drawn)
-            behind += [path(folder, fig).relative_to(ROOT).as_posix() for fig in drawn if fig.name in stale]
+            behind += [file.relative_to(ROOT).as_posix() for file in out_of_date(store, folder, drawn)]
             continue
         for fig in drawn:
             print(render(store, folder, fig).relative_to(ROOT))

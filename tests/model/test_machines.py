@@ -96,7 +96,7 @@ def tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*.json"))}
 
 
-def host_name(root: Path, path: str) -> dict:
+def stored_machine(root: Path, path: str) -> dict:
     return json.loads((root / "recordings" / path).read_text())["machine"]
 
 
@@ -253,7 +253,7 @@ def test_a_plain_run_records_every_kind_this_machine_is_and_says_why_not_the_oth
         "avx512f present; small requires avx2 present, avx512f absent); this machine can record "
         "amx, amx-limited)" in err
     )
-    stored = host_name(tmp_path, "amx-limited/lesson/01_a.json")
+    stored = stored_machine(tmp_path, "amx-limited/lesson/01_a.json")
     assert "amx_bf16" in stored["cpu"]["features"] and "avx512f" in stored["cpu"]["looked_for"]
 
 
@@ -437,7 +437,7 @@ def test_replace_machine_rerecords_the_whole_tab_and_replaces_only_when_all_succ
     assert sorted(runs) == sorted(
         (s, t) for s in ("lesson/01_a.py", "lesson/02_b.py") for t in ("amx", "amx-limited")
     )
-    assert {host_name(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
+    assert {stored_machine(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
     assert admit.audit(Store(tmp_path)) == []
 
 
@@ -606,7 +606,7 @@ def test_a_bundle_that_would_mix_machines_in_a_tab_is_refused_unless_it_holds_th
     one = tmp_path / "whole.json"
     one.write_text(bundle_json([Recording.from_dict(r, "a bundle") for r in merged]), encoding="utf-8")
     assert cli.main(["--import", str(one)], root=tmp_path) == 0
-    assert {host_name(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
+    assert {stored_machine(tmp_path, p)["cpu"]["model"] for p in tree(tmp_path)} == {"Xeon B"}
 
 
 # -- machines.py ---------------------------------------------------------------------------

@@ -128,4 +128,5 @@ def test_a_changed_recording_makes_its_figure_out_of_date(tmp_path):
         for line in rec.stdout
     ]
     store.write(rec)
-    assert out_of_date(store, tmp_path / "figures", lesson_figures(ROOT, lesson)) == ["bf16-vs-fp32"]
+    stale = out_of_date(store, tmp_path / "figures", lesson_figures(ROOT, lesson))
+    assert stale == [tmp_path / "figures" / "bf16-vs-fp32.svg"]

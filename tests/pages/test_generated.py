@@ -55,9 +55,8 @@ def test_everything_made_from_the_recordings_is_up_to_date():
             diffs.append(diff)
         if lesson.figures:
             folder = ROOT / "docs" / lesson.figures_dir
-            drawn = figures.lesson_figures(ROOT, lesson)
-            stale = set(figures.out_of_date(store, folder, drawn))
-            behind += [figures.path(folder, f).relative_to(ROOT).as_posix() for f in drawn if f.name in stale]
+            stale = figures.out_of_date(store, folder, figures.lesson_figures(ROOT, lesson))
+            behind += [file.relative_to(ROOT).as_posix() for file in stale]
     if behind:
         pytest.fail(
             f"made from other pages, snippets or recordings than the project holds now: "

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..config.targets import Target
 from ..model import busy, describe, machines
-from ..model.lines import TIMING_VERDICTS, Line, answers, parse
+from ..model.lines import TIMING_VERDICTS, Line, answers, parse, shown_label
 from ..model.machines import Machine
 from ..model.recording import Recording
 from ..model.snippets import Snippet
@@ -136,8 +136,8 @@ def _rows(columns: list[Column]) -> list[str]:
                 _count(rec, line, key[2]) if rec and (line := lines.get(key)) else "-"
                 for _, rec, lines in cols
             ]
-            label = f"{key[1]} ({key[2] + 1})" if key[2] else key[1]  # as the verdict table shows it
-            out.append((f"  {_clip(label, LABEL - 3):<{LABEL - 2}}" + _cells(cells)).rstrip())
+            label = _clip(shown_label(key[1], key[2]), LABEL - 3)
+            out.append((f"  {label:<{LABEL - 2}}" + _cells(cells)).rstrip())
     return out
 
 

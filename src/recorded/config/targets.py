@@ -157,11 +157,6 @@ class Target:
     def emulated(self) -> bool:
         return self.host is not None
 
-    @property
-    def host_name(self) -> str:
-        """The name of the native target whose machine this one shares: its host, or itself."""
-        return self.host or self.name
-
     def detected(self) -> bool:
         """A cheap look, without starting Python, for what the target needs (a driver, say). A
         device with nothing to detect it by is never seen this way; its check can still prove it."""
@@ -193,9 +188,13 @@ class Targets:
         """Every CPU flag some requirement names: a recording stores each, present or not."""
         return tuple(sorted({f for t in self for f in t.requires.flags + t.requires.absent}))
 
+    def host_of(self, target: Target) -> Target:
+        """The native target whose machine ``target`` shares: its host, or itself."""
+        return self[target.host or target.name]
+
     def sharing(self, target: Target) -> tuple[Target, ...]:
         """The targets recorded on one machine with ``target``: its host and the host's emulations."""
-        return tuple(t for t in self if t.host_name == target.host_name)
+        return tuple(t for t in self if self.host_of(t) == self.host_of(target))
 
     @property
     def capabilities(self) -> frozenset[str]:

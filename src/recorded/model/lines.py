@@ -60,6 +60,11 @@ def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
     return found
 
 
+def shown_label(label: str, nth: int) -> str:
+    """A label as a table shows it, with its place when the output repeats it: "fast here (2)"."""
+    return f"{label} ({nth + 1})" if nth else label
+
+
 def answers(outputs: list[list[str]], label: str, nth: int = 0) -> list[str | None]:
     """What each run said on its ``nth`` verdict line with this label (None where it printed none)."""
     said = [[v[1] for line in stdout if (v := verdict(line)) and v[0] == label] for stdout in outputs]

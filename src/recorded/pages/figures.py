@@ -131,11 +131,11 @@ def render(store: Store, out_dir: Path, fig: Figure) -> Path:
     return target
 
 
-def out_of_date(store: Store, out_dir: Path, figures: tuple[Figure, ...]) -> list[str]:
-    """Names of the figures whose file is missing or was drawn from other data."""
+def out_of_date(store: Store, out_dir: Path, figures: tuple[Figure, ...]) -> list[Path]:
+    """The figures' files that are missing or were drawn from other data."""
     stale = []
     for fig in figures:
         file = path(out_dir, fig)
         if not file.exists() or _stamp(fig.data(store)) not in file.read_text(encoding="utf-8"):
-            stale.append(fig.name)
+            stale.append(file)
     return stale

@@ -15,7 +15,7 @@ from pymdownx.blocks.block import Block
 from ..config import lessons
 from ..config import targets as targets_
 from ..config.schema import Key
-from ..model import describe
+from ..model import describe, lines
 from ..model.store import Standing, Store
 from . import blocks, inventory, verdict_table
 from .markup import element_text
@@ -185,7 +185,7 @@ class MachineTableBlock(_TableBlock):
             kind = {True: "verdict-changes", False: "verdict-same", None: "verdict-unknown"}[changes]
             tr = etree.SubElement(body, "tr", {"class": kind})
             th = etree.SubElement(tr, "th", {"scope": "row"})
-            _text(th, "code", row.shown)
+            _text(th, "code", lines.shown_label(row.label, row.nth))
             etree.SubElement(th, "br")
             if row.block:
                 path, _, fragment = row.block.link.partition("#")

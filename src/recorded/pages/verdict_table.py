@@ -49,11 +49,6 @@ class Row:
     cells: dict[str, Cell] = field(default_factory=dict)
 
     @property
-    def shown(self) -> str:
-        """The label, with its place when the snippet prints it more than once: "fast here (2)"."""
-        return f"{self.label} ({self.nth + 1})" if self.nth else self.label
-
-    @property
     def changes(self) -> bool | None:
         """Whether the recorded values differ between targets; None below two values."""
         values = [c.text for c in self.cells.values() if c.kind == "value"]

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config.targets import Target
 from ..model import describe
 from ..model.files import write_atomically
 from ..model.recording import Recording, RecordingError, utc_stamp
@@ -130,14 +131,14 @@ def _outcomes(store: Store, bundle: Bundle, allow_stale: bool) -> list[Outcome]:
     return outcomes
 
 
-def whole_tabs(store: Store, bundle: Bundle) -> set[str]:
+def whole_tabs(store: Store, bundle: Bundle) -> set[Target]:
     """The tabs (host targets) whose every applicable snippet this bundle holds, all ok: such
     a bundle may replace the machine of that tab, as ``--replace-machine`` does."""
     held = {(r.snippet, r.target) for r in bundle.recordings if r.ok}
-    hosts = {store.targets[store.targets[r.target].host_name] for r in bundle.recordings}
+    hosts = {store.targets.host_of(store.targets[r.target]) for r in bundle.recordings}
     snippets = discover(store.snippets_dir) if hosts else []
     return {
-        host.name
+        host
         for host in hosts
         if {(s.name, t.name) for t in store.targets.sharing(host) for s in snippets if s.runs_on(t)} <= held
     }
@@ -146,12 +147,13 @@ def whole_tabs(store: Store, bundle: Bundle) -> set[str]:
 def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> None:
     """Refuse each recording of a tab from another machine than the bundle's first one of that tab,
     or than the machine already recorded there, unless the bundle re-records that whole tab."""
-    whole, firsts = whole_tabs(store, bundle), dict[str, Recording]()
+    whole, firsts = whole_tabs(store, bundle), dict[Target, Recording]()
     for o in outcomes:
         rec = o.recording
         target = store.targets[rec.target]
-        first = firsts.setdefault(target.host_name, rec)
-        here = None if target.host_name in whole else admit.recorded_machine(store, target)
+        host = store.targets.host_of(target)
+        first = firsts.setdefault(host, rec)
+        here = None if host in whole else admit.recorded_machine(store, target)
         if not first.machine.same_as(rec.machine):
             where, other = "this bundle", first.machine
         elif here and not here[1].same_as(rec.machine):
@@ -183,9 +185,11 @@ def import_bundle(
         return Report(bundle.path, bundle, outcomes, error=error)
     whole = whole_tabs(store, bundle)
     outcomes = [_merge(store, rec) for rec in bundle.recordings]
-    for group in whole:  # the bundle re-recorded this tab: the other machine's leftovers go
-        made = next(r.machine for r in bundle.recordings if store.targets[r.target].host_name == group)
-        admit.drop_others(store, store.targets.sharing(store.targets[group]), made)
+    for host in whole:  # the bundle re-recorded this tab: the other machine's leftovers go
+        made = next(
+            r.machine for r in bundle.recordings if store.targets.host_of(store.targets[r.target]) == host
+        )
+        admit.drop_others(store, store.targets.sharing(host), made)
     return Report(bundle.path, bundle, outcomes)
 
 

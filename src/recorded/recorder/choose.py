@@ -82,7 +82,7 @@ def choose(
     by_name = {AUTO: tuple(map(targets.get, targets.auto)), ALL: tuple(targets)}
     candidates = by_name[asked] if asked in by_name else named(targets, asked, where)
     if whole_machines:
-        candidates = tuple(dict.fromkeys(targets[t.host_name] for t in candidates))
+        candidates = tuple(dict.fromkeys(targets.host_of(t) for t in candidates))
     chosen: list[Target] = []
     skipped: list[tuple[Target, str]] = []
     for target in candidates:
