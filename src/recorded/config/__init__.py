@@ -12,15 +12,11 @@ _OLD = "record-runs"  # the table's name before the engine had one name
 
 
 def tool_table(config: object, where: str, error: type[ConfigError] = ConfigError) -> dict:
-    """The ``[tool.recorded]`` table of a parsed TOML document ({} when it has none). An old
-    ``[tool.record-runs]`` table is refused as ``error``, with what to write instead."""
+    """A parsed TOML document's ``[tool.recorded]`` table ({} if none); refuses the old name as ``error``."""
     tool = config.get("tool", {}) if isinstance(config, dict) else {}
     if not isinstance(tool, dict):
         return {}
     if _OLD in tool:
-        raise error(
-            f"{where}: [tool.{_OLD}] is now [tool.{TOOL}]: rename the table (and its sub-tables, "
-            f"such as [tool.{_OLD}.targets.cpu]); nothing else changes."
-        )
+        raise error(f"{where}: [tool.{_OLD}] is now [tool.{TOOL}]: rename it and its sub-tables.")
     table = tool.get(TOOL, {})
     return table if isinstance(table, dict) else {"": table}

@@ -1,7 +1,6 @@
 """CPU flag names as Linux reports them in /proc/cpuinfo, so that a typo in a target's requirement
-(``amx_bf61``) is refused instead of silently never matching. x86 names come from the kernel's
-``cpufeatures.h`` (the ``flags`` line), Arm names from its ``hwcap`` list (the ``Features`` line).
-A real flag missing here: add it in alphabetical order within its group."""
+(``amx_bf61``) is refused, not silently never matched: x86 names from the kernel's ``cpufeatures.h``
+(``flags``), Arm ones from its ``hwcap`` list (``Features``). Add a missing one in alphabetical order."""
 
 from __future__ import annotations
 

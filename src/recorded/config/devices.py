@@ -11,40 +11,34 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import schema
-from .schema import Key
+from .schema import Key, any_text, python, text
 
 BUILTIN = Path(__file__).with_name("builtin.toml")
 
-SCHEMA = {
-    "name": Key(
-        'what it is, in words, as in "this cell needs <name>"',
-        schema.text,
-        required=True,
-        means="the device in a reader's words, in the notebook's skip message",
-    ),
-    "probe": Key(
-        "Python that prints one JSON object describing the device, or null",
-        schema.python,
-        required=True,
-        means='run with each recording: the device a recording stores, `"name"` first',
-    ),
+_KEYS = {
+    "name": Key('what it is, in words, as in "this cell needs <name>"', text, required=True),
+    "probe": Key("Python that prints one JSON object describing the device, or null", python, required=True),
     "available": Key(
         "Python whose last line is an expression, true where the device can be used",
-        lambda value: schema.python(value, last_expression=True),
+        lambda value: python(value, last_expression=True),
         required=True,
-        means="true where a run can use it: checked before recording, and by the notebook's guard",
     ),
     "guard": Key(
         "a Python name, the notebook's cell magic for the cells that need it",
         lambda value: isinstance(value, str) and value.isidentifier(),
-        means="the cell magic that skips, with a reason, a notebook cell needing the device where it is absent",
     ),
     "fields": Key(
-        "a table of field = format string (how the probe's fields read on a page)",
-        schema.table_of(schema.any_text),
-        means="how the probe's fields read on a page",
+        "a table of field = format string (how the probe's fields read on a page)", schema.table_of(any_text)
     ),
 }
+_MEANS = {
+    "name": "the device in a reader's words, in the notebook's skip message",
+    "probe": 'run with each recording: the device a recording stores, `"name"` first',
+    "available": "true where a run can use it: checked before recording, and by the notebook's guard",
+    "guard": "the cell magic that skips, with a reason, a notebook cell needing the device where it is absent",
+    "fields": "how the probe's fields read on a page",
+}
+SCHEMA = schema.described(_KEYS, _MEANS)
 
 
 @dataclass(frozen=True)
@@ -61,13 +55,6 @@ class Device:
         """``available`` as the statements before its last line and that last expression."""
         *setup, last = ast.parse(self.available).body
         return "\n".join(map(ast.unparse, setup)), ast.unparse(last)
-
-    @property
-    def available_check(self) -> str:
-        """Python that prints True where the device can be used: a target's check when it
-        declares none, so a machine without the device cannot record the target."""
-        setup, expression = self.available_parts
-        return (setup + "\n" if setup else "") + f"print(bool({expression}))"
 
     @property
     def skip_message(self) -> str:

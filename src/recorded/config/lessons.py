@@ -1,11 +1,6 @@
-"""Lessons: what belongs to each lesson of a course site, as data in pyproject.toml.
-
-A lesson is a folder under snippets/; it is recorded and shown undeclared. An entry
-``[tool.recorded.lessons.<folder>]`` gives it a title, its pages (under docs/, in reading order),
-the notebook built from them with a sentence for its intro (``notebook_note``) and the sections
-it leaves out (``notebook_skip``, by page), and a module defining its FIGURES with the folder
-under docs/ they are drawn in. Nothing in the engine names a lesson.
-"""
+"""Lessons: folders under snippets/, recorded and shown undeclared. ``[tool.recorded.lessons.<folder>]``
+gives one a title, its pages (under docs/, in reading order), the notebook built from them (an intro
+sentence, sections left out by page) and a module of FIGURES drawn under docs/. No engine code names one."""
 
 from __future__ import annotations
 
@@ -13,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from . import schema, tool_table
-from .schema import Key, any_text, list_of, relative
+from .schema import Key, any_text, list_of, relative, table_of
 
 TABLE = "tool.recorded.lessons"
 
@@ -24,9 +19,7 @@ SCHEMA = {
     ),
     "notebook": Key("a path under docs/ ending in .ipynb", relative(".ipynb")),
     "notebook_note": Key("a string", any_text, default=""),
-    "notebook_skip": Key(
-        "a table of page = [section headings]", schema.table_of(list_of(any_text)), default={}
-    ),
+    "notebook_skip": Key("a table of page = [section headings]", table_of(list_of(any_text)), default={}),
     "figures": Key("a path to a Python file, relative to the project", relative(".py")),
     "figures_dir": Key("a folder under docs/", relative(), default="figures"),
 }
@@ -59,30 +52,20 @@ def lesson_of(snippet_name: str) -> str:
     return parts[0] if len(parts) > 1 else ""
 
 
-def _entry(name: str, entry: object, where: str) -> Lesson:
-    v = schema.validate(SCHEMA, entry, where, f"{TABLE}.{name}", LessonError)
-    if strays := sorted(set(v["notebook_skip"]) - set(v["pages"])):
-        raise LessonError(
-            f"{where}: [{TABLE}.{name}] notebook_skip names {strays}, which are not among its pages."
-        )
-    return Lesson(
-        name,
-        v["title"].strip(),
-        tuple(v["pages"]),
-        v["notebook"],
-        " ".join(v["notebook_note"].split()),
-        {p: frozenset(s) for p, s in v["notebook_skip"].items()},
-        v["figures"],
-        v["figures_dir"].rstrip("/"),
-    )
-
-
 def parse(config: dict, where: str = schema.CONFIG_FILE) -> dict[str, Lesson]:
     """The lessons declared in a parsed pyproject.toml, by folder name, in declared order."""
     declared = tool_table(config, where, LessonError).get("lessons", {})
     if not isinstance(declared, dict):
         raise LessonError(f"{where}: [{TABLE}] must hold one table per lesson, such as [{TABLE}.my_lesson].")
-    lessons = {name: _entry(name, entry, where) for name, entry in declared.items()}
+    lessons = {}
+    for name, entry in declared.items():
+        v = schema.validate(SCHEMA, entry, where, f"{TABLE}.{name}", LessonError)
+        if strays := sorted(set(v["notebook_skip"]) - set(v["pages"])):
+            raise LessonError(f"{where}: [{TABLE}.{name}] notebook_skip names {strays}, not among its pages.")
+        v.update(title=v["title"].strip(), pages=tuple(v["pages"]), figures_dir=v["figures_dir"].rstrip("/"))
+        v.update(notebook_note=" ".join(v["notebook_note"].split()))
+        v.update(notebook_skip={p: frozenset(s) for p, s in v["notebook_skip"].items()})
+        lessons[name] = Lesson(name, **v)
     notebooks = [lesson.notebook for lesson in lessons.values() if lesson.notebook]
     if len(set(notebooks)) != len(notebooks):
         raise LessonError(f"{where}: two lessons write the same notebook ({notebooks}); give each its own.")
@@ -90,9 +73,7 @@ def parse(config: dict, where: str = schema.CONFIG_FILE) -> dict[str, Lesson]:
 
 
 def load(root: Path) -> dict[str, Lesson]:
-    """The lessons declared in root/pyproject.toml ({} when it declares none)."""
-    config = schema.read_project(root, LessonError)
-    return {} if config is None else parse(config)
+    return parse(schema.read_project(root, LessonError) or {})
 
 
 def title(lessons: dict[str, Lesson], name: str) -> str:

@@ -4,13 +4,13 @@ What depends on several keys at once stays with the caller."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-#: The file a project declares itself in.
 CONFIG_FILE = "pyproject.toml"
 Test = Callable[[Any], bool]
 
@@ -20,8 +20,7 @@ class ConfigError(ValueError):
 
 
 def read_project(root: Path, error: type[ConfigError] = ConfigError) -> dict | None:
-    """root/pyproject.toml, parsed; None where there is none. Invalid TOML raises ``error`` (the
-    caller's kind of ConfigError), in the same words for every reader."""
+    """root/pyproject.toml parsed (None if absent); bad TOML raises ``error``, in the same words always."""
     try:
         return tomllib.loads((Path(root) / CONFIG_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -33,14 +32,16 @@ def read_project(root: Path, error: type[ConfigError] = ConfigError) -> dict | N
 @dataclass(frozen=True)
 class Key:
     expected: str  #: what the value must be, in words: "a list of strings"
-    #: Whether a value is acceptable; for a nested table, another way it may be given (a name).
-    test: Test | None = None
+    test: Test | None = None  #: accepts a value; for a nested table, another way to give it (a name)
     required: bool = False
     default: Any = None
-    #: A nested table: its own keys, checked the same way (``expected`` then says what it holds).
-    table: dict[str, Key] | None = None
-    #: What the setting is for: its one description (the contributors' guide's table).
-    means: str = ""
+    table: dict[str, Key] | None = None  #: a nested table's own keys, checked the same way
+    means: str = ""  #: what the setting is for, once: the contributors' guide's table
+
+
+def described(keys: dict[str, Key], means: dict[str, str]) -> dict[str, Key]:
+    """``keys``, each with what it is for: a long table's ``means``, kept apart to read as one."""
+    return {name: dataclasses.replace(key, means=means[name]) for name, key in keys.items()}
 
 
 def is_a(kind: type) -> Test:
@@ -54,10 +55,6 @@ boolean = is_a(bool)
 def text(value: object) -> bool:
     """A string with something in it."""
     return isinstance(value, str) and bool(value.strip())
-
-
-def either(*tests: Test) -> Test:
-    return lambda value: any(t(value) for t in tests)
 
 
 def list_of(test: Test, at_least: int = 0) -> Test:
@@ -103,12 +100,10 @@ def validate(
             if key.required:
                 raise error(f"{shown} lacks {name!r}, which must be {key.expected}.")
             out[name] = key.default
-            continue
-        given = value[name]
-        if key.table is not None and isinstance(given, dict):
-            out[name] = validate(key.table, given, where, f"{table}.{name}", error)
-        elif key.test is not None and key.test(given):
-            out[name] = given
+        elif key.table is not None and isinstance(value[name], dict):
+            out[name] = validate(key.table, value[name], where, f"{table}.{name}", error)
+        elif key.test is not None and key.test(value[name]):
+            out[name] = value[name]
         else:
-            raise error(f"{shown} {name} must be {key.expected}, got {given!r}.")
+            raise error(f"{shown} {name} must be {key.expected}, got {value[name]!r}.")
     return out

@@ -1,9 +1,6 @@
-"""The project's settings for the recorder, under ``[tool.recorded]`` beside its targets: the
-fresh ``runs`` of each timing snippet, the ``memory-gib`` (private writable memory) and
-``file-size-mib`` (largest file written) one run may take, and the ``commands`` a message names to
-fix what it found, as the project spells them in the one form that works from a fresh clone:
-``all`` records what is missing or stale and redraws everything made from the recordings; ``one``
-records a snippet on a target."""
+"""The project's settings for the recorder, under ``[tool.recorded]`` beside its targets: fresh
+``runs`` per timing snippet, the memory and file size one run may take, and the ``commands`` a
+message names to fix what it found, spelled as they work from a fresh clone."""
 
 from __future__ import annotations
 
@@ -13,8 +10,7 @@ from pathlib import Path
 from . import schema, tool_table
 from .schema import Key
 
-#: The most fresh runs a recording may hold: enough to see the spread between runs, and a
-#: bound on what a bundle may carry.
+#: The most fresh runs a recording may hold: enough to see their spread, a bound on a bundle's size.
 MAX_RUNS = 20
 
 
@@ -46,14 +42,14 @@ SCHEMA = {
         lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_RUNS,
         default=3,
     ),
-    "memory-gib": Key("a positive number of GiB", _positive, default=8),
-    "file-size-mib": Key("a positive number of MiB", _positive, default=1024),
+    "memory-gib": Key("a positive number of GiB", _positive, default=8),  # private writable memory
+    "file-size-mib": Key("a positive number of MiB", _positive, default=1024),  # the largest file written
 }
 
 
 @dataclass(frozen=True)
 class Commands:
-    """The commands a message names to fix what it found: built here and nowhere else."""
+    """``all``: record what is missing or stale, redraw what is made of it; ``one``: a snippet on a target."""
 
     all: str
     one: str
@@ -73,11 +69,8 @@ class Settings:
     file_size_mib: float
 
 
-def parse(config: dict, where: str = schema.CONFIG_FILE) -> Settings:
-    mine = {k: v for k, v in tool_table(config, where).items() if k in SCHEMA}
+def load(root: Path) -> Settings:
+    where = schema.CONFIG_FILE
+    mine = {k: v for k, v in tool_table(schema.read_project(root), where).items() if k in SCHEMA}
     v = schema.validate(SCHEMA, mine, where, "tool.recorded")
     return Settings(v["runs"], Commands(**v["commands"]), v["memory-gib"], v["file-size-mib"])
-
-
-def load(root: Path) -> Settings:
-    return parse(schema.read_project(root) or {})

@@ -1,103 +1,66 @@
 """Targets: the kinds of machine a recording speaks for, declared in tab order under
-``[tool.recorded.targets.<name>]``; each key is described once, in ``SCHEMA``. A project that
-declares none gets builtin.toml's."""
+``[tool.recorded.targets.<name>]``; a project that declares none gets builtin.toml's."""
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import TOOL, cpu_flags, devices, schema, tool_table
 from .devices import Device
-from .schema import Key, any_text, boolean, either, list_of, python, text
+from .schema import Key, any_text, boolean, list_of, python, text
 
 TABLE = "tool.recorded.targets"
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 
-_CHECK = {
-    "code": Key(
-        "Python whose last printed line proves the target",
-        python,
-        required=True,
-        means="run in the target's environment before recording",
-    ),
-    "prints": Key(
-        "a string, the line the check must print",
-        any_text,
-        required=True,
-        means="the line the check's code must print last, or nothing is recorded on this target",
-    ),
-}
+_CHECK = schema.described(
+    {
+        "code": Key("Python whose last printed line proves the target", python, required=True),
+        "prints": Key("a string, the line the check must print", any_text, required=True),
+    },
+    {
+        "code": "run in the target's environment before recording",
+        "prints": "the line the check's code must print last, or nothing is recorded on this target",
+    },
+)
 _REQUIRES = {
     "flags": Key("a list of CPU flag names", list_of(text), default=[], means="flags the CPU must have"),
     "absent": Key("a list of CPU flag names", list_of(text), default=[], means="flags the CPU must not have"),
 }
-SCHEMA = {
-    "label": Key("a string", text, required=True, means="the tab's name, the same on every page"),
-    "short": Key("a string of a word or two", text, means="the tab's name where room is short (a phone)"),
-    "provides": Key(
-        "a list of strings",
-        list_of(text, at_least=1),
-        required=True,
-        means="what a snippet may require of it (`cpu`, `cuda`): a snippet runs where its `requires` are all provided",
-    ),
-    "description": Key(
-        "a string", text, required=True, means="one honest line about the kind, on the machines page"
-    ),
-    "env": Key(
-        "a table of strings",
-        schema.table_of(any_text),
-        default={},
-        means="environment variables set for each run and for its check (a CPU kind hides every GPU)",
-    ),
-    "required": Key(
-        "true or false",
-        boolean,
-        default=False,
-        means="every build and `make test` fail until each snippet has a fresh recording on it",
-    ),
-    "detect": Key(
-        "a list of strings",
-        list_of(text),
-        default=[],
-        means="files or commands, one of which must exist on a machine of this kind",
-    ),
-    "check": Key(
-        "a table with code and prints, both strings",
-        table=_CHECK,
-        means="proves, in the run's own environment, that the run is this kind",
-    ),
-    "requires": Key(
-        "a table of flags (a list) and absent (a list)",
-        table=_REQUIRES,
-        means="the hardware it is, as /proc/cpuinfo reports it: checked before recording and in every recording",
-    ),
+_KEYS = {
+    "label": Key("a string", text, required=True),
+    "short": Key("a string of a word or two", text),
+    "provides": Key("a list of strings", list_of(text, at_least=1), required=True),
+    "description": Key("a string", text, required=True),
+    "env": Key("a table of strings", schema.table_of(any_text), default={}),
+    "required": Key("true or false", boolean, default=False),
+    "detect": Key("a list of strings", list_of(text), default=[]),
+    "check": Key("a table with code and prints, both strings", table=_CHECK),
+    "requires": Key("a table of flags (a list) and absent (a list)", table=_REQUIRES),
     "device": Key(
-        "the key of a known device or a table of name, probe, available and guard",
-        text,
-        table=devices.SCHEMA,
-        means="its device beyond the CPU, by the key of a known one (builtin.toml) or in full",
+        "the key of a known device or a table of name, probe, available and guard", text, table=devices.SCHEMA
     ),
-    "runs-on": Key(
-        "a runner label or a list of them",
-        either(text, list_of(text)),
-        default=[],
-        means="the CI runner labels that record it (.github/workflows/record.yml)",
-    ),
-    "emulated": Key(
-        "true or false",
-        boolean,
-        default=False,
-        means="the same machine as its host, with limits set in `env` that its `check` proves",
-    ),
-    "host": Key(
-        "the name of another target",
-        text,
-        means="an emulated kind's real machine: it takes the host's `requires`, and shares its machine",
-    ),
+    "runs-on": Key("a runner label or a list of them", lambda v: text(v) or list_of(text)(v), default=[]),
+    "emulated": Key("true or false", boolean, default=False),
+    "host": Key("the name of another target", text),
 }
+_MEANS = {
+    "label": "the tab's name, the same on every page",
+    "short": "the tab's name where room is short (a phone)",
+    "provides": "what a snippet may require of it (`cpu`, `cuda`): a snippet runs where its `requires` are all provided",
+    "description": "one honest line about the kind, on the machines page",
+    "env": "environment variables set for each run and for its check (a CPU kind hides every GPU)",
+    "required": "every build and `make test` fail until each snippet has a fresh recording on it",
+    "detect": "files or commands, one of which must exist on a machine of this kind",
+    "check": "proves, in the run's own environment, that the run is this kind",
+    "requires": "the hardware it is, as /proc/cpuinfo reports it: checked before recording and in every recording",
+    "device": "its device beyond the CPU, by the key of a known one (builtin.toml) or in full",
+    "runs-on": "the CI runner labels that record it (.github/workflows/record.yml)",
+    "emulated": "the same machine as its host, with limits set in `env` that its `check` proves",
+    "host": "an emulated kind's real machine: it takes the host's `requires`, and shares its machine",
+}
+SCHEMA = schema.described(_KEYS, _MEANS)
 
 
 class TargetError(schema.ConfigError):
@@ -209,12 +172,10 @@ class Targets:
             )
         return self.by_name[name]
 
-    def __getitem__(self, name: str) -> Target:
-        return self.get(name)
+    __getitem__ = get
 
     def device_for(self, requires: frozenset[str]) -> Device | None:
-        """The device a snippet that requires ``requires`` needs: none when a target without a
-        device provides it all, else the device of the first target that does."""
+        """The device a snippet requiring ``requires`` needs: none if a target without one provides it all."""
         able = [t for t in self if requires <= t.provides]
         return None if not able or any(t.device is None for t in able) else able[0].device
 
@@ -225,36 +186,42 @@ def _entry(name: str, entry: object, where: str) -> Target:
             f"{where}: target name {name!r}: use lower-case letters, digits and "
             "dashes, starting with a letter (it names a folder under recordings/)."
         )
-    table = f"{TABLE}.{name}"
-    shown = f"{where}: [{table}]"
+    shown = f"{where}: [{TABLE}.{name}]"
     if isinstance(entry, dict) and "gpu" in (entry.get("requires") or {}):  # the key before devices
         raise TargetError(
             f"{shown} requires.gpu is no longer a key: a target with a device declares it, "
             f"device = <the key of a known one: {sorted(devices.known())}> or a table of "
             "name, probe and available (src/recorded/config/builtin.toml shows one)."
         )
-    v = schema.validate(SCHEMA, entry, where, table, TargetError)
+    v = schema.validate(SCHEMA, entry, where, f"{TABLE}.{name}", TargetError)
     check = Check(v["check"]["code"], v["check"]["prints"].strip()) if v["check"] else None
     emulated, host = v["emulated"], v["host"]
     if emulated and host is None:
-        raise TargetError(
-            f'{shown} is emulated but names no host: add host = "<target>", the machine it is recorded on.'
-        )
+        raise TargetError(f'{shown} is emulated but names no host: add host = "<the target it runs on>".')
     if host and not emulated:
-        raise TargetError(
-            f"{shown} names host {host!r} but is not emulated: add emulated = true, or drop host."
-        )
+        raise TargetError(f"{shown} names host {host!r} but is not emulated: add emulated = true or drop it.")
     if emulated and check is None:
+        raise TargetError(f"{shown} is emulated and has no check: add one proving its limits took effect.")
+    device = v["device"]
+    if isinstance(device, str) and device not in devices.known():
         raise TargetError(
-            f"{shown} is emulated and has no check: add a check that proves each limit it sets took effect."
+            f"{shown} device {device!r} is not a known device (known: {sorted(devices.known())}); "
+            "declare it in full: device = { name = ..., probe = ..., available = ... }."
         )
-    device = _device(name, v["device"], shown)
-    if device is not None and check is None:
-        # A device must prove itself before anything is recorded on it: by the target's own
-        # check, or else by its ``available`` expression, which must be true in the run.
-        check = Check(device.available_check, "True")
-    runs_on = [v["runs-on"]] if isinstance(v["runs-on"], str) else v["runs-on"]
-    requires = _requirement(v["requires"] or {"flags": [], "absent": []}, device, shown)
+    if device is not None:
+        device = devices.make(name, device) if isinstance(device, dict) else devices.known()[device]
+        # A device proves itself before anything is recorded: by the target's check, or else by ``available``.
+        setup, expression = device.available_parts
+        check = check or Check((setup + "\n" if setup else "") + f"print(bool({expression}))", "True")
+    requires = v["requires"] or {"flags": [], "absent": []}
+    for key in _REQUIRES:
+        if bad := cpu_flags.unknown(requires[key]):
+            raise TargetError(
+                f"{shown} requires.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
+                "Linux shows in /proc/cpuinfo (known ones: src/recorded/config/cpu_flags.py)."
+            )
+    if both := sorted(set(requires["flags"]) & set(requires["absent"])):
+        raise TargetError(f"{shown} requires: {both} both present (flags) and absent (absent).")
     return Target(
         name,
         v["label"].strip(),
@@ -264,42 +231,25 @@ def _entry(name: str, entry: object, where: str) -> Target:
         v["required"],
         tuple(v["detect"]),
         check,
-        requires,
-        tuple(runs_on),
+        Requirement(tuple(requires["flags"]), tuple(requires["absent"]), device.name if device else ""),
+        tuple([v["runs-on"]] if isinstance(v["runs-on"], str) else v["runs-on"]),
         host,
         device,
         short=(v["short"] or "").strip(),
     )
 
 
-def _device(name: str, value: str | dict | None, shown: str) -> Device | None:
-    if isinstance(value, dict):
-        return devices.make(name, value)
-    known = devices.known()
-    if value is not None and value not in known:
-        raise TargetError(
-            f"{shown} device {value!r} is not a known device (known: {sorted(known)}); "
-            "declare it in full: device = { name = ..., probe = ..., available = ... }."
-        )
-    return None if value is None else known[value]
-
-
-def _requirement(value: dict, device: Device | None, shown: str) -> Requirement:
-    for key in ("flags", "absent"):
-        if bad := cpu_flags.unknown(value[key]):
-            raise TargetError(
-                f"{shown} requires.{key}: unknown CPU flag(s) {', '.join(bad)}; use the names "
-                "Linux shows in /proc/cpuinfo (known ones: src/recorded/config/cpu_flags.py)."
-            )
-    if both := sorted(set(value["flags"]) & set(value["absent"])):
-        raise TargetError(f"{shown} requires: {both} both present (flags) and absent (absent).")
-    return Requirement(tuple(value["flags"]), tuple(value["absent"]), device.name if device else "")
-
-
-def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, Target]:
-    """Each emulated target takes its host's requirement, device and environment; a bad host is refused."""
-    out = dict(by_name)
-    for t in by_name.values():
+def parse(config: dict, where: str) -> Targets:
+    tool = tool_table(config, where, TargetError)
+    declared, auto, source = tool.get("targets"), tool.get("auto"), where
+    if declared is None:
+        builtin = devices.builtin()[TOOL]
+        declared, auto = builtin["targets"], tool.get("auto", builtin["auto"])
+        source = "the built-in targets (no [tool.recorded.targets] in pyproject.toml)"
+    if not isinstance(declared, dict) or not declared:
+        raise TargetError(f"{where}: [{TABLE}] must hold at least one target table, such as [{TABLE}.cpu].")
+    by_name = {name: _entry(name, entry, where) for name, entry in declared.items()}
+    for t in list(by_name.values()):  # each emulated target takes its host's hardware and environment
         if t.host is None:
             continue
         host = by_name.get(t.host)
@@ -311,26 +261,11 @@ def _hosts(by_name: dict[str, Target], declared: dict, where: str) -> dict[str, 
         own = t.requires if {"requires", "device"} & set(declared[t.name]) else host.requires
         if own != host.requires or not t.provides <= host.provides:
             raise TargetError(
-                f"{shown} requires {host.requires} and provides {sorted(host.provides)}, "
-                f"but {t.name} claims to require {own} and provide {sorted(t.provides)}: "
-                "an emulated target runs on its host's hardware; drop its requires "
-                "or name a host that is that hardware."
+                f"{shown} requires {host.requires} and provides {sorted(host.provides)}, but {t.name} "
+                f"claims to require {own} and provide {sorted(t.provides)}: an emulated target runs on "
+                "its host's hardware; drop its requires or name a host that is that hardware."
             )
-        out[t.name] = dataclasses.replace(t, requires=host.requires, device=host.device, host_env=host.env)
-    return out
-
-
-def parse(config: dict, where: str) -> Targets:
-    """Targets from the ``[tool.recorded]`` table of a pyproject.toml (already parsed)."""
-    tool = tool_table(config, where, TargetError)
-    declared, auto, source = tool.get("targets"), tool.get("auto"), where
-    if declared is None:
-        builtin = devices.builtin()[TOOL]
-        declared, auto = builtin["targets"], tool.get("auto", builtin["auto"])
-        source = "the built-in targets (no [tool.recorded.targets] in pyproject.toml)"
-    if not isinstance(declared, dict) or not declared:
-        raise TargetError(f"{where}: [{TABLE}] must hold at least one target table, such as [{TABLE}.cpu].")
-    by_name = _hosts({name: _entry(name, entry, where) for name, entry in declared.items()}, declared, where)
+        by_name[t.name] = replace(t, requires=host.requires, device=host.device, host_env=host.env)
     if auto is None:  # what --target auto and the live tests choose from: the most capable first
         auto = sorted(by_name, key=lambda n: -len(by_name[n].provides))
     if not isinstance(auto, list) or not all(isinstance(a, str) for a in auto):
