@@ -28,9 +28,8 @@ def line_matches(claim: str, line: str) -> bool:
 
 
 def match(claims: list[str], lines: list[str]) -> list[int | None]:
-    """For each claim, the index of the line it matched, or None. Earliest-first matching finds
-    an in-order match whenever one exists; after a miss, the next claim is looked for from the
-    same place, so one wrong claim is reported alone."""
+    """For each claim, the index of the line it matched in order, or None. After a miss the next
+    claim is looked for from the same place, so one wrong claim is reported alone."""
     found: list[int | None] = []
     pos = 0
     for claim in claims:

@@ -24,30 +24,24 @@ _TELLING = {
 
 
 def telling_features(machine: Machine) -> list[str]:
-    have = machine.features
-    return [name for flag, name in _TELLING.items() if flag in have]
+    return [name for flag, name in _TELLING.items() if flag in machine.features]
 
 
-def _cpu(model: object, features: list[str], cores: object) -> str:
-    return (
-        f"{model}" + (f" ({', '.join(features)})" if features else "") + (f", {cores} cores" if cores else "")
-    )
+def _cpu(m: Machine, model: object, features: int) -> str:
+    telling, cores = ", ".join(telling_features(m)[:features]), m.cpu.get("cores")
+    return f"{model}" + (f" ({telling})" if telling else "") + (f", {cores} cores" if cores else "")
 
 
 def cpu(machine: Machine) -> str:
-    return _cpu(
-        machine.cpu.get("model") or "unknown CPU", telling_features(machine)[:3], machine.cpu.get("cores")
-    )
+    return _cpu(machine, machine.cpu.get("model") or "unknown CPU", 3)
 
 
 def gpu(machine: Machine) -> str | None:
-    device = machine.device
-    return devices.describe(device) if device else None
+    return devices.describe(device) if (device := machine.device) else None
 
 
 def machine(m: Machine) -> str:
-    g = gpu(m)
-    return f"{g} with {cpu(m)}" if g else cpu(m)
+    return f"{g} with {cpu(m)}" if (g := gpu(m)) else cpu(m)
 
 
 def short_machine(m: Machine, device_code: bool) -> str:
@@ -59,7 +53,7 @@ def short_machine(m: Machine, device_code: bool) -> str:
         return str(device.get("name") or "an unnamed device")
     model = str(m.cpu.get("model") or "unknown CPU")
     model = re.sub(r"\((R|TM|tm|r)\)|\bCPU\s*@.*$|@.*$|\bProcessor\b|\b\d+-Core\b", "", model)
-    short_cpu = _cpu(" ".join(model.split()) or "unknown CPU", telling_features(m)[:1], m.cpu.get("cores"))
+    short_cpu = _cpu(m, " ".join(model.split()) or "unknown CPU", 1)
     return short_cpu + (f", with {device.get('name')}" if device else "")
 
 

@@ -1,11 +1,7 @@
-"""Text that came from a recording or a bundle, made safe to show: the one path every report,
-page and table takes. Standard library only.
-
-Such text is written by a program the project does not control. Shown raw, a control character
+"""Text from a recording or a bundle, made safe to show: the one path every report, page and
+table takes. A program the project does not control wrote it: shown raw, a control character
 rewrites the reader's terminal (``ESC]0;`` retitles it), a bidirectional override reorders what a
-reviewer reads, and a ``<`` opens markup. ``visible`` shows every control character as an escape
-(``\\x1b``, ``\\u202e``); ``html``, ``markdown`` and ``SafeStream`` build on it.
-"""
+reviewer reads, and a ``<`` opens markup. Standard library only."""
 
 from __future__ import annotations
 
@@ -43,8 +39,7 @@ def markdown(text: object) -> str:
 
 
 class SafeStream:
-    """A text stream that shows control characters as escapes, so no recorded text reaches the
-    terminal raw."""
+    """A text stream that shows control characters as escapes: no recorded text reaches the terminal raw."""
 
     def __init__(self, stream: TextIO):
         self._stream = stream

@@ -13,8 +13,7 @@ from pathlib import Path
 
 
 class WriteFailed(OSError):
-    """A file could not be written (a full disk, a file-size limit, no permission); the one
-    there before is unchanged. The message names the file and the cause."""
+    """A file could not be written; the one there before is unchanged. The message says why."""
 
 
 def _umask() -> int:
@@ -51,10 +50,9 @@ def write_atomically(path: Path, text: str) -> None:
 
 @contextlib.contextmanager
 def locked(folder: Path, what: str, wait_s: float = 600.0, say=None) -> Iterator[None]:
-    """Hold the lock of a recording store while its recordings are checked and written, so two
-    recorders or imports take turns; a second one says it waits, and gives up after ``wait_s``
-    seconds with WriteFailed. The lock is on the folder holding the store, which exists before
-    the store does: nothing is created to take it."""
+    """Hold the lock of a recording store while its recordings are checked and written: a second
+    recorder or import says it waits, and gives up after ``wait_s`` seconds with WriteFailed. The
+    lock is on the folder holding the store, which exists before it: nothing is created to take it."""
     holder = Path(folder).resolve().parent
     while not holder.is_dir():  # --out new/folder: its nearest existing parent
         holder = holder.parent

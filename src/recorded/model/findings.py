@@ -1,9 +1,6 @@
 """What is wrong with one example on one target: the one rule behind the site's warnings
-(pages/example.py) and the tests' failures (checks/sybil.py), so the two cannot disagree.
-Findings are data that each words its own way: an ``Invalid`` file; a recording that
-``MustRenew`` (model/renewal.py); an emulated target's recording made on ``OtherMachine`` than
-its host's; claims one run did ``NotPrinted`` (a verdict holds only if each run gave it).
-"""
+(pages/example.py) and the tests' failures (checks/sybil.py), as data each words its own way.
+A verdict holds only if each run gave it."""
 
 from __future__ import annotations
 
@@ -75,10 +72,8 @@ Finding = Invalid | MustRenew | OtherMachine | NotPrinted
 
 
 def of(status: Standing, claims: Sequence[Sequence[str]], store: Store, renewal: Renewal) -> list[Finding]:
-    """What is wrong with a snippet's recording on one target, given the groups of claims the
-    example makes there (``Block.claims_for``)."""
-    target = status.target
-    rec = status.recording
+    """What is wrong with a snippet's recording on one target, given the example's ``claims_for`` it."""
+    target, rec = status.target, status.recording
     if status.state is State.INVALID:
         return [Invalid(target, status.reason)]
     found: list[Finding] = []
@@ -90,8 +85,7 @@ def of(status: Standing, claims: Sequence[Sequence[str]], store: Store, renewal:
         host = store.standing(status.snippet, store.targets[target.host])
         theirs = host.recording
         if host.state in WITH_OUTPUT and theirs is not None and not rec.machine.same_as(theirs.machine):
-            differ = tuple(theirs.machine.differences(rec.machine))
-            found.append(OtherMachine(target, host.target, differ))
+            found.append(OtherMachine(target, host.target, tuple(theirs.machine.differences(rec.machine))))
     for run, stdout in enumerate(rec.outputs, 1):
         groups = tuple(Group(tuple(g), tuple(claims_.match(list(g), stdout))) for g in claims)
         if any(g.missing for g in groups):

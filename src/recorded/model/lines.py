@@ -1,6 +1,4 @@
-"""The line rules, read the same way by the pages, the recorder (--compare) and the fresh-run
-counts. Standard library only.
-
+"""The line rules the pages, ``--compare`` and the fresh-run counts share. Standard library only.
 A *verdict line*'s value, the text after its last ``": "``, is one of ``VERDICTS``: a snippet's
 answer about the machine (``bf16 vs fp32 here: faster``); the text before it, spaces collapsed,
 is its *label*. A *timing line* is any other line holding a number and a unit of time (ms, s,
@@ -26,9 +24,7 @@ def verdict(line: str) -> tuple[str, str] | None:
     is not one label, so such a claim names no row."""
     label, sep, value = line.strip().rpartition(": ")
     label = " ".join(label.split())
-    if not sep or not label or value not in VERDICTS or "..." in label:
-        return None
-    return label, value
+    return (label, value) if sep and label and value in VERDICTS and "..." not in label else None
 
 
 @dataclass(frozen=True)
@@ -39,8 +35,7 @@ class Line:
 
 
 def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
-    """The verdict and timing lines of one output, keyed by (kind, label, occurrence), which
-    pairs them across machines."""
+    """The verdict and timing lines of one output by (kind, label, occurrence), to pair across machines."""
     found: dict[tuple[str, str, int], Line] = {}
     seen: dict[tuple[str, str], int] = {}
     for raw in stdout:

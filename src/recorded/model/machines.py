@@ -1,8 +1,6 @@
-"""Machines: the identity a recording stores, this machine's CPU, and which kinds of machine
-(targets) this one is. Standard library only. ``Machine`` is a recording's ``machine`` block
-read typed; it stays the mapping it was stored as, so a recording written again comes back
-byte for byte. Every recording of a target must share one ``Identity`` (one tab, one machine).
-"""
+"""Machines: the identity a recording stores (one ``Identity`` per target: one tab, one
+machine), this machine's CPU, and which kinds of machine (targets) this one is. Standard
+library only."""
 
 from __future__ import annotations
 
@@ -20,20 +18,8 @@ from ..config.targets import Requirement, Target, Targets
 
 #: What every recording looked for before recordings said so (``cpu.looked_for``), frozen so
 #: that a change to FEATURES cannot rewrite old proofs of a flag's absence.
-_LOOKED_FOR_BEFORE = (
-    "avx2",
-    "fma",
-    "avx512f",
-    "avx512_bf16",
-    "avx512_fp16",
-    "amx_tile",
-    "amx_bf16",
-    "amx_int8",
-    "asimd",
-    "asimdhp",
-    "bf16",
-    "sve",
-)
+_X86 = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
+_LOOKED_FOR_BEFORE = (*_X86, "asimd", "asimdhp", "bf16", "sve")  # then Arm's
 #: CPU features that decide whether 16-bit arithmetic is fast on a CPU; every recording looks
 #: for these, and for the flags the targets' requirements name.
 FEATURES = _LOOKED_FOR_BEFORE
@@ -56,8 +42,8 @@ class Identity:
 
 
 class Machine(Mapping[str, Any]):
-    """A recording's stored ``machine`` block (``machine["target"]``), read typed and read-only:
-    one Machine is shared by every recording a session makes on its target."""
+    """A recording's ``machine`` block, read typed; the mapping it was stored as, so it is written
+    back byte for byte, and read-only: every recording a session makes on a target shares one."""
 
     def __init__(self, data: Mapping[str, Any] | None = None, **more: Any):
         self._data = {**(data or {}), **more}
@@ -75,8 +61,7 @@ class Machine(Mapping[str, Any]):
         return f"Machine({self._data!r})"
 
     def _block(self, key: str) -> dict[str, Any]:
-        value = self.get(key)
-        return value if isinstance(value, dict) else {}
+        return value if isinstance(value := self.get(key), dict) else {}
 
     @property
     def cpu(self) -> dict[str, Any]:
@@ -91,8 +76,7 @@ class Machine(Mapping[str, Any]):
     @property
     def device(self) -> dict[str, Any] | None:
         """The target's device beyond the CPU, as its probe described it (stored as "gpu")."""
-        value = self.get("gpu")
-        return value if isinstance(value, dict) and value else None
+        return value if isinstance(value := self.get("gpu"), dict) and value else None
 
     @property
     def run_for(self) -> dict[str, Any]:
@@ -101,25 +85,16 @@ class Machine(Mapping[str, Any]):
 
     def version(self, name: str) -> str | None:
         """The version of python, torch or numpy it ran."""
-        value = self.get(name)
-        return str(value) if value else None
+        return str(value) if (value := self.get(name)) else None
 
     def release(self, name: str) -> str | None:
         """The version without a local build label (torch 2.13.0+cpu ran 2.13.0)."""
-        value = self.version(name)
-        return value.split("+")[0] if value else None
+        return value.split("+")[0] if (value := self.version(name)) else None
 
     @property
     def identity(self) -> Identity:
-        device = self.device
-        return Identity(
-            self.cpu.get("model"),
-            self.cpu.get("arch"),
-            self.cpu.get("cores"),
-            tuple(sorted(self.features)),
-            self.get("torch"),
-            device.get("name") if device else None,
-        )
+        cpu, flags, device = self.cpu, tuple(sorted(self.features)), (self.device or {}).get("name")
+        return Identity(cpu.get("model"), cpu.get("arch"), cpu.get("cores"), flags, self.get("torch"), device)
 
     def same_as(self, other: Machine) -> bool:
         return self.identity == other.identity
@@ -148,9 +123,8 @@ class Machine(Mapping[str, Any]):
         return why
 
     def unproven(self, target: Target) -> list[str]:
-        """Why a recording made on this machine does not prove ``target``: the hardware it
-        requires, what its check printed, the environment it ran in. The one rule for the
-        audit, --adopt and a bundle."""
+        """Why a recording made on this machine does not prove ``target`` (its hardware, check
+        and environment): the one rule for the audit, --adopt and a bundle."""
         if why := self.unmet(target.requires):
             why.append(f"{target.name} requires {target.requires}")
         ran = self.run_for
@@ -164,9 +138,8 @@ class Machine(Mapping[str, Any]):
 
 
 def this_cpu(extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """This machine's CPU, and which of FEATURES and ``extra`` (the flags the targets name) it
-    has; ``looked_for`` lists them all, so a recording proves a flag's absence. Read from
-    /proc/cpuinfo: no Python is started."""
+    """This machine's CPU from /proc/cpuinfo (no Python is started), and which of FEATURES and
+    ``extra`` it has; ``looked_for`` lists them all, so a recording proves a flag's absence."""
     model: str | None = None
     flags: set[str] = set()
     with contextlib.suppress(OSError):
@@ -193,17 +166,14 @@ def this_cpu(extra: tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 def unmet_here(targets: Targets, target: Target, look_for_device: bool = False) -> list[str]:
-    """Why this machine is not the kind ``target`` is, by its CPU flags; starts no Python. A
-    device is the target's own check to prove (runner.check), or with ``look_for_device``
-    the cheap ``detect`` look."""
+    """Why this machine is not the kind ``target`` is, by its CPU flags; a device is the target's
+    check to prove (runner.check), or with ``look_for_device`` its cheap ``detect`` look."""
     here = Machine({"cpu": this_cpu(targets.flags), "gpu": None})
     why = [w for w in here.unmet(target.requires) if w != "no GPU"]
     if look_for_device and target.requires.device and not target.detected():
-        how = (
-            f"{', '.join(target.detect)} not found"
-            if target.detect
-            else "it declares nothing to detect it by"
-        )
+        how = "it declares nothing to detect it by"
+        if target.detect:
+            how = f"{', '.join(target.detect)} not found"
         why.append(f"{target.requires.device} not detected ({how})")
     return why
 

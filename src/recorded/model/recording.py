@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import NoReturn
 
 from ..config.targets import Targets
 from .escape import visible as escape_visible
@@ -62,8 +63,7 @@ class Recording:
     #: The freshness key of the code that ran (``snippets.code_sha256``); empty where unknown
     #: (an older recording of other code): then only ``sha256`` can make it fresh.
     code_sha256: str = ""
-    #: A timing snippet's further fresh runs, each in a fresh process, after the first (stored
-    #: under the key ``runs``); ``runs`` gives every run.
+    #: A timing snippet's fresh runs after the first (stored as ``runs``); ``runs`` gives every run.
     later_runs: list[Run] = field(default_factory=list)
     code: str = ""  #: the source as it ran, so a stale recording says what changed; "" if unknown
 
@@ -87,8 +87,7 @@ class Recording:
         return [run.stdout for run in self.runs]
 
     def of(self, snippet) -> bool:
-        """Whether it was made from the snippet's code as it is now: these very bytes, or the
-        same syntax tree (parsed only when the bytes differ)."""
+        """Whether it was made from the snippet's code as it is now: the same bytes or syntax tree."""
         if self.sha256 == snippet.sha256():
             return True
         return bool(self.code_sha256) and self.code_sha256 == snippet.code_sha256()
@@ -96,45 +95,39 @@ class Recording:
     def to_json(self) -> str:
         """The recording as it is stored, its fields in their order."""
         data = {_STORED.get(name, name): getattr(self, name) for name in self.__dataclass_fields__}
-        data["machine"] = dict(self.machine)
-        data["runs"] = [asdict(run) for run in self.later_runs]
+        data.update(machine=dict(self.machine), runs=[asdict(run) for run in self.later_runs])
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_dict(cls, data: object, where: str, known: Targets | None = None) -> Recording:
+        def refuse(why: str) -> NoReturn:
+            raise RecordingError(f"{where}: {why}")
+
         if not isinstance(data, dict):
-            raise RecordingError(f"{where}: expected a JSON object.")
+            refuse("expected a JSON object.")
         if data.get("schema") != SCHEMA_VERSION:
-            raise RecordingError(
-                f"{where}: schema version {data.get('schema')!r}, this project reads {SCHEMA_VERSION}."
-            )
+            refuse(f"schema version {data.get('schema')!r}, this project reads {SCHEMA_VERSION}.")
         for key, kind in _TYPES.items():
             if not isinstance(data.get(key), kind):
-                raise RecordingError(f"{where}: field {key!r} is missing or of the wrong type.")
+                refuse(f"field {key!r} is missing or of the wrong type.")
         if data["status"] not in list(Ending):
-            raise RecordingError(
-                f"{where}: status {data['status']!r} is not one of {tuple(map(str, Ending))}."
-            )
+            refuse(f"status {data['status']!r} is not one of {tuple(map(str, Ending))}.")
         if known is not None and data["target"] not in known:
-            raise RecordingError(
-                f"{where}: target {data['target']!r} is not one of the targets "
-                f"{list(known.names)} (declared in {known.source})."
+            refuse(
+                f"target {data['target']!r} is not one of the targets {list(known.names)} "
+                f"(declared in {known.source})."
             )
         if not all(isinstance(x, str) for x in data["stdout"] + data["stderr"]):
-            raise RecordingError(f"{where}: stdout and stderr must be lists of strings.")
+            refuse("stdout and stderr must be lists of strings.")
         # Shown on pages as they are: a date and hashes, never free text.
         if not _RECORDED_AT.fullmatch(data["recorded_at"]):
-            raise RecordingError(
-                f"{where}: recorded_at {data['recorded_at']!r} is not a UTC time such as 2026-01-02T03:04:05Z."
-            )
+            refuse(f"recorded_at {data['recorded_at']!r} is not a UTC time such as 2026-01-02T03:04:05Z.")
         for key in ("sha256", "code_sha256"):
             if not _SHA256.fullmatch(data[key]) and not (key == "code_sha256" and data[key] == ""):
-                raise RecordingError(f"{where}: {key} {data[key]!r} is not 64 lowercase hex digits.")
+                refuse(f"{key} {data[key]!r} is not 64 lowercase hex digits.")
         for n, run in enumerate(data["runs"], 2):
             if not _is_run(run):
-                raise RecordingError(
-                    f"{where}: run {n} must hold stdout (a list of strings), duration_s and busy."
-                )
+                refuse(f"run {n} must hold stdout (a list of strings), duration_s and busy.")
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**fields, later_runs=[Run(**run) for run in data["runs"]])
 
@@ -156,23 +149,19 @@ def _is_run(run: object) -> bool:
         and set(run) == set(Run.__dataclass_fields__)
         and isinstance(run["stdout"], list)
         and all(isinstance(x, str) for x in run["stdout"])
-        and isinstance(run["duration_s"], (int, float))
-        and not isinstance(run["duration_s"], bool)
+        and type(run["duration_s"]) in (int, float)  # not a bool
         and (run["busy"] is None or isinstance(run["busy"], dict))
     )
 
 
 def migrate(data: object, source: Callable[[str], bytes | None]) -> object:
-    """A stored recording of an older schema, brought up to SCHEMA_VERSION: the one place
-    older recordings are read. ``source(name)``: a snippet's bytes as they are now, or None.
-    A recording that was fresh gets the snippet's key (1 -> 2: of the code without comments;
-    2 -> 3: of its syntax tree) and, from 3, the snippet as it is now for the code it ran,
-    which differs from it in comments at most; a stale one gets neither (unknown)."""
+    """An older recording brought up to SCHEMA_VERSION; ``source(name)``: a snippet's bytes now,
+    or None. One that was fresh gets the snippet's key (1 -> 2: of the code without comments;
+    2 -> 3: of its syntax tree) and its code now (the same but for comments); a stale one, neither."""
     if not isinstance(data, dict) or data.get("schema") == SCHEMA_VERSION:
         return data
     data = dict(data)
-    name = data.get("snippet")
-    now = source(name) if isinstance(name, str) else None
+    now = source(name) if isinstance(name := data.get("snippet"), str) else None
     same_bytes = now is not None and hashlib.sha256(now).hexdigest() == data.get("sha256")
     if data.get("schema") == 1:
         fresh_key = comment_free_sha256(now) if same_bytes and now is not None else ""
@@ -200,8 +189,7 @@ def _pairs(pairs: list[tuple[str, object]]) -> dict:
 
 
 def _number(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
+    if not math.isfinite(value := float(text)):
         raise JSONRefused(f"the number {text[:20]} is beyond what a float holds")
     return value
 
@@ -224,13 +212,11 @@ def read_json(text: str) -> object:
     )
 
 
-#: The fields stored under another key.
-_STORED = {"later_runs": "runs"}
+_STORED = {"later_runs": "runs"}  #: the fields stored under another key
 #: The keys of a stored recording, in the order they are written.
 RECORDING_FIELDS = tuple(_STORED.get(name, name) for name in Recording.__dataclass_fields__)
 
 
 def utc_stamp(when: dt.datetime | None = None) -> str:
     """A moment as recordings and bundles write it: UTC, to the second, ``...Z``."""
-    moment = (when or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return (when or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,13 +1,10 @@
-"""Which recordings must be renewed here, and which wait, shown as they are, for a machine of
-their kind: the one rule the build, the tests and ``--check`` share.
-
+"""Which recordings must be renewed here, the one rule the build, the tests and ``--check`` share.
 A missing, stale or failed recording is an error on a target marked ``required``, on every
 target under the release rule (``--check --strict``, ``RECORDINGS_STRICT=1``), and where the
 person at this machine changed the snippet (git: the working tree against the merge base with
 the upstream, else ``origin/HEAD``, else HEAD; new files included), this machine is that kind
-and the kind already holds recordings. Anything else is a note, so a fresh clone passes on any
-machine. Standard library only.
-"""
+and the kind already holds recordings. Anything else is a note, shown as it is until a machine
+of its kind renews it, so a fresh clone passes on any machine. Standard library only."""
 
 from __future__ import annotations
 
@@ -59,12 +56,8 @@ class Renewal:
 
 def of(store, strict: bool) -> Renewal:
     """The rule for the project of ``store`` (a model.store.Store) on this machine."""
-    return Renewal(
-        strict,
-        frozenset(kinds_here(store.targets)),
-        frozenset(t for t in store.targets.names if any((store.recordings_dir / t).rglob("*.json"))),
-        root=store.root,
-    )
+    recorded = frozenset(t for t in store.targets.names if any((store.recordings_dir / t).rglob("*.json")))
+    return Renewal(strict, frozenset(kinds_here(store.targets)), recorded, root=store.root)
 
 
 def kinds_here(targets: Targets) -> list[str]:
@@ -77,24 +70,17 @@ def kinds_here(targets: Targets) -> list[str]:
 
 
 def _git(root: Path, *args: str) -> str | None:
+    command = ["git", "-C", str(root), *args]
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # reading only: no index refresh written into .git
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-            # Reading only: no index refresh written into .git by a build or a test.
-            env=dict(os.environ, GIT_OPTIONAL_LOCKS="0"),
-        )
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
 
 
 def changed_snippets(root: Path) -> frozenset[str]:
-    """The snippets changed in this working tree since the commit it started from; empty in a
-    fresh clone and outside a git checkout."""
+    """The snippets changed in this working tree since the commit it started from (none outside git)."""
     if _git(root, "rev-parse", "--is-inside-work-tree") is None:
         return frozenset()
     bases = (_git(root, "merge-base", "HEAD", upstream) for upstream in ("@{upstream}", "origin/HEAD"))

@@ -40,9 +40,6 @@ class Snippet:
     def runs_on(self, target: Target) -> bool:
         return self.requires <= target.provides
 
-    def targets(self, known: Targets) -> tuple[str, ...]:
-        return tuple(t.name for t in known if self.runs_on(t))
-
     def sha256(self) -> str:
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
 
@@ -54,11 +51,22 @@ class Snippet:
         return strip_metadata(self.path.read_text(encoding="utf-8"))
 
     def segments(self) -> list[Segment]:
-        return segments(self.display_source())
+        """The shown code cut into the example's own lines and its regions, in order, without
+        the marker comments. A region never closed runs to the end; regions do not nest."""
+        lines = self.display_source().splitlines()
+        found: list[Segment] = []
+        region: str | None = None
+        start = 0
+        for end, line in enumerate([*lines, ""]):
+            opening = _REGION.match(line) if region is None else None
+            if end == len(lines) or opening or (region is not None and _END_REGION.match(line)):
+                if any(x.strip() for x in lines[start:end]):
+                    found.append(Segment("\n".join(lines[start:end]).strip("\n"), region))
+                start, region = end + 1, (opening.group("name") or "setup") if opening else None
+        return found
 
 
-#: The folding comments editors understand (VS Code, PyCharm): what is not the example's point
-#: sits between ``# region NAME`` and ``# endregion``, each on a line of its own.
+#: The folding comments editors understand (VS Code, PyCharm), each on a line of its own.
 _REGION = re.compile(r"^[ \t]*#[ \t]*region\b[ \t]*(?P<name>.*?)[ \t]*$")
 _END_REGION = re.compile(r"^[ \t]*#[ \t]*endregion\b.*$")
 
@@ -69,57 +77,30 @@ class Segment:
 
     code: str  #: the lines, without the region's marker comments
     region: str | None = None  #: the region's name; None for the example's own lines
-    line: int = 1  #: where it starts in the shown code, 1-based
 
     @property
     def lines(self) -> int:
         return len(self.code.splitlines())
 
 
-def segments(code: str) -> list[Segment]:
-    """The code cut into the example's own lines and its regions, in order, the marker
-    comments left out. A region never closed runs to the end; regions do not nest (an inner
-    ``# region`` line is kept as a comment of the outer one)."""
-    lines = code.splitlines()
-    found: list[Segment] = []
-    region: str | None = None
-    start = 0
-
-    def cut(end: int) -> None:
-        if any(x.strip() for x in lines[start:end]):
-            found.append(Segment("\n".join(lines[start:end]).strip("\n"), region, start + 1))
-
-    for number, line in enumerate(lines):
-        opening = _REGION.match(line) if region is None else None
-        if opening or (region is not None and _END_REGION.match(line)):
-            cut(number)
-            start, region = number + 1, (opening.group("name") or "setup") if opening else None
-    cut(len(lines))
-    return found
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @functools.lru_cache(maxsize=1024)  # a build asks for each snippet's once per page and target
 def code_sha256(source: bytes) -> str:
-    """The freshness key: the sha256 of the syntax tree without comments, docstrings or
-    layout, so an edit that cannot change what runs keeps every recording fresh (a GPU machine
-    is rare). Docstrings stay where the code reads ``__doc__``. Empty fields are left out, so
-    the key is the same on every Python (3.12 adds empty ``type_params``). Source that does
-    not parse is keyed by its text without comments."""
+    """The freshness key: the sha256 of the syntax tree without comments, docstrings (unless read
+    as ``__doc__``) or layout, so an edit that cannot change what runs keeps recordings fresh (a GPU
+    machine is rare); without empty fields, the same on every Python (3.12 adds ``type_params``)."""
     text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return hashlib.sha256(b"text\n" + _without_comments(text).encode("utf-8")).hexdigest()
-    if "__doc__" not in text or not any(
-        (isinstance(n, ast.Name) and n.id == "__doc__")
-        or (isinstance(n, ast.Attribute) and n.attr == "__doc__")
-        for n in ast.walk(tree)
-    ):
+    names = ((getattr(n, "id", None), getattr(n, "attr", None)) for n in ast.walk(tree))  # Name, Attribute
+    if "__doc__" not in text or not any("__doc__" in name for name in names):
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                first = node.body[0] if node.body else None
-                if isinstance(first, ast.Expr) and _text(first.value) is not None:
-                    del node.body[0]
+            if isinstance(node, _DOCUMENTED) and ast.get_docstring(node, clean=False) is not None:
+                del node.body[0]
     return hashlib.sha256(b"ast\n" + _written(tree).encode("utf-8")).hexdigest()
 
 
@@ -146,12 +127,9 @@ def _f_string_parts(values: list[ast.expr]) -> list[ast.expr]:
     parts: list[ast.expr] = []
     for value in values:
         text = _text(value)
-        if text == "":
-            continue
-        before = _text(parts[-1]) if parts else None
-        if text is not None and before is not None:
+        if text and parts and (before := _text(parts[-1])) is not None:
             parts[-1] = ast.Constant(before + text)
-        else:
+        elif text != "":
             parts.append(value)
     return parts
 
@@ -161,15 +139,13 @@ def _text(node: ast.expr) -> str | None:
 
 
 def comment_free_sha256(source: bytes) -> str:
-    """The freshness key of schema 2 (code without comments, blank lines or trailing spaces),
-    which ``recording.migrate`` needs to tell which older recordings were fresh."""
+    """Schema 2's freshness key (of the code without comments), for ``recording.migrate``."""
     text = source.decode("utf-8", errors="replace").replace("\r\n", "\n")
     return hashlib.sha256(_without_comments(text).encode("utf-8")).hexdigest()
 
 
 def _without_comments(text: str) -> str:
-    """The text without comments (found by the tokenizer, so a ``#`` inside a string stays),
-    blank lines or trailing spaces. Text the tokenizer cannot read keeps its comments."""
+    """The text without blank lines, trailing spaces or comments (tokens: a ``#`` in a string stays)."""
     lines = text.split("\n")
     try:
         comments = [
@@ -195,12 +171,8 @@ def parse_metadata(source: str, where: str = "snippet") -> dict:
         raise SnippetError(f"{where}: more than one '# /// script' block; keep one.")
     if not blocks:
         return {}
-    content = "".join(
-        line[2:] if line.startswith("# ") else line[1:]
-        for line in blocks[0].group("content").splitlines(keepends=True)
-    )
     try:
-        return tomllib.loads(content)
+        return tomllib.loads(re.sub(r"(?m)^# ?", "", blocks[0].group("content")))
     except tomllib.TOMLDecodeError as exc:
         raise SnippetError(f"{where}: the '# /// script' block is not valid TOML: {exc}") from None
 
@@ -250,20 +222,15 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
             f"known keys are {sorted(_TOOL_KEYS)}."
         )
     requires = tool.get("requires", [])
-    if (
-        not isinstance(requires, list)
-        or not all(isinstance(r, str) for r in requires)  # set() below needs hashable items
-        or not set(requires) <= known.capabilities
-    ):
+    listed = isinstance(requires, list) and all(isinstance(r, str) for r in requires)  # hashable, for set()
+    if not listed or not set(requires) <= known.capabilities:
         raise SnippetError(
             f"{pure}: [tool.recorded] requires must be a list drawn from "
             f"{sorted(known.capabilities)} (what the targets {list(known.names)} provide), "
             f"got {requires!r}."
         )
     timeout = tool.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
-    ):
+    if timeout is not None and (type(timeout) not in (int, float) or timeout <= 0):  # True is not a timeout
         raise SnippetError(f"{pure}: [tool.recorded] timeout must be a positive number of seconds.")
     if not isinstance(timing := tool.get("timing", False), bool):
         raise SnippetError(f"{pure}: [tool.recorded] timing must be true or false, got {timing!r}.")
@@ -277,11 +244,8 @@ def discover(
     raises SnippetError, or with a ``problems`` list is left out and said there."""
     known = known or targets_.load(snippets_dir.parent)
     found = []
-    for name in sorted(
-        p.relative_to(snippets_dir).as_posix()
-        for p in snippets_dir.rglob("*.py")
-        if "__pycache__" not in p.parts
-    ):
+    paths = (p for p in snippets_dir.rglob("*.py") if "__pycache__" not in p.parts)
+    for name in sorted(p.relative_to(snippets_dir).as_posix() for p in paths):
         try:
             found.append(load(snippets_dir, name, known))
         except SnippetError as exc:

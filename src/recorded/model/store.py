@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,7 @@ class Standing:
     @property
     def last_duration(self) -> float | None:
         """How long its last recording took, every fresh run together."""
-        rec = self.recording
-        return sum(run.duration_s for run in rec.runs) if rec else None
+        return sum(run.duration_s for run in self.recording.runs) if self.recording else None
 
 
 class State(str, enum.Enum):
@@ -60,46 +60,36 @@ class Store:
         return self.recordings_dir / target_name / Path(snippet_name).with_suffix(".json")
 
     def load(self, path: Path) -> Recording:
-        where = self.shown(path)
-        hint = f"delete the file, then run `{self.settings.commands.record()}`."
-        if linked := self.linked(path):
+        where, record = self.shown(path), self.settings.commands.record()
+        fix = f" Fix: delete the file, then run `{record}`."
+        # The first symbolic link on the way from the store's folder (itself included) to the file.
+        ways = [way for way in [path, *path.parents] if way.is_relative_to(self.recordings_dir)]
+        if linked := next((way for way in reversed(ways) if way.is_symlink()), None):
             raise RecordingError(
                 f"{self.shown(linked)}: is a symbolic link; recordings are files in the tree, "
-                f"so nothing is read through it. Fix: delete the link, then run `{self.settings.commands.record()}`."
+                f"so nothing is read through it. Fix: delete the link, then run `{record}`."
             )
         # Read as recorder/bundle_file.py reads a bundle, on purpose: each says its own fix.
         try:
             data = read_json(path.read_text(encoding="utf-8"))
         except RecursionError:
-            raise RecordingError(
-                f"{where}: its JSON is nested too deeply to be a recording. Fix: {hint}"
-            ) from None
+            raise RecordingError(f"{where}: its JSON is nested too deeply to be a recording.{fix}") from None
         except OSError as exc:
-            raise RecordingError(f"{where}: cannot be read ({exc.strerror or exc}). Fix: {hint}") from None
+            raise RecordingError(f"{where}: cannot be read ({exc.strerror or exc}).{fix}") from None
         except (UnicodeDecodeError, ValueError) as exc:
-            raise RecordingError(f"{where}: not a readable JSON recording ({exc}). Fix: {hint}") from None
+            raise RecordingError(f"{where}: not a readable JSON recording ({exc}).{fix}") from None
         try:
             return Recording.from_dict(migrate(data, self.source), where, self.targets)
         except RecordingError as exc:
-            raise RecordingError(f"{exc} Fix: {hint}") from None
+            raise RecordingError(f"{exc}{fix}") from None
 
     def source(self, name: str) -> bytes | None:
         """A snippet's bytes as they are now; None if there is none."""
         path = self.snippets_dir / name
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):  # ValueError: a name with a NUL byte
             if path.resolve().is_relative_to(self.snippets_dir.resolve()) and path.is_file():
                 return path.read_bytes()
         return None
-
-    def linked(self, path: Path) -> Path | None:
-        """The first symbolic link on the way from the store's folder (itself included) down
-        to ``path``; None when there is none."""
-        try:
-            parts = Path(path).relative_to(self.recordings_dir).parts
-        except ValueError:
-            return None
-        ways = (self.recordings_dir.joinpath(*parts[:n]) for n in range(len(parts) + 1))
-        return next((here for here in ways if here.is_symlink()), None)
 
     def read(self, snippet_name: str, target_name: str) -> Recording | None:
         path = self.path(snippet_name, target_name)
@@ -115,28 +105,25 @@ class Store:
         return rec
 
     def write(self, rec: Recording) -> Path:
-        path = self.path(rec.snippet, rec.target)
-        write_atomically(path, rec.to_json())
+        write_atomically(path := self.path(rec.snippet, rec.target), rec.to_json())
         return path
 
     def standing(self, snippet: Snippet, target: Target) -> Standing:
         """Where one snippet stands on one target: its state, its recording if readable, and why."""
+        at = functools.partial(Standing, snippet, target)
         if not snippet.runs_on(target):
-            needs = ", ".join(sorted(snippet.requires))
-            return Standing(snippet, target, State.NOT_APPLICABLE, None, f"needs {needs}")
+            return at(State.NOT_APPLICABLE, None, f"needs {', '.join(sorted(snippet.requires))}")
         try:
             rec = self.read(snippet.name, target.name)
         except RecordingError as exc:
-            return Standing(snippet, target, State.INVALID, None, str(exc))
+            return at(State.INVALID, None, str(exc))
         if rec is None:
-            return Standing(snippet, target, State.MISSING, None, "not recorded yet")
+            return at(State.MISSING, None, "not recorded yet")
         if not rec.of(snippet):
-            return Standing(snippet, target, State.STALE, rec, "recorded with an earlier version of its code")
+            return at(State.STALE, rec, "recorded with an earlier version of its code")
         if not rec.ok:
-            return Standing(
-                snippet, target, State.FAILED, rec, f"the last run ended with status {rec.status}"
-            )
-        return Standing(snippet, target, State.FRESH, rec)
+            return at(State.FAILED, rec, f"the last run ended with status {rec.status}")
+        return at(State.FRESH, rec)
 
     def orphans(self) -> list[Path]:
         """Recording files of no snippet and target (one renamed or deleted, or undeclared)."""
@@ -156,8 +143,7 @@ class Store:
 
 
 def this_python(root: Path) -> str:
-    """The running interpreter as a contributor would type it from the project folder:
-    ``.venv/bin/python`` rather than a bare ``python`` that may lack torch and numpy."""
+    """This interpreter as typed in the project folder: ``.venv/bin/python``, not a bare ``python``."""
     try:
         return Path(sys.executable).relative_to(Path(root).resolve()).as_posix()
     except ValueError:
