@@ -1,10 +1,8 @@
-"""One tab, one machine: which recordings a target's tab may take.
+"""One tab, one machine: which recordings a target's tab may take. Standard library only.
 
-Standard library only. A target's recordings must all come from one machine (one
-``Machine.identity``), an emulated target's from its host's, and each must prove from what it
-stores that its machine is the hardware the target requires. ``adopt`` moves recordings between
-targets after the same checks, so nobody edits JSON.
-"""
+A target's recordings all come from one machine (an emulated target's from its host's), and each
+proves from what it stores that its machine is the hardware the target requires. ``adopt`` moves
+recordings between targets after the same checks, so nobody edits JSON."""
 
 from __future__ import annotations
 
@@ -48,8 +46,7 @@ def recorded_machine(store: Store, target: Target) -> tuple[Path, Machine] | Non
 def admit(
     store: Store, target: Target, machine: Machine, command: str = "python scripts/record_runs.py"
 ) -> None:
-    """Raise MachineRefused unless ``machine`` may add recordings to ``target``; ``command``: the
-    recorder as the user started it."""
+    """MachineRefused unless ``machine`` may record ``target``; ``command``: the recorder as started."""
     if why := machine.unmet(target.requires):
         raise MachineRefused(
             f"--target {target}: this machine is not a {target} machine "
@@ -108,8 +105,7 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
             fits.append((path, rec))
     here = recorded_machine(store, t)
     machine = here[1] if here else (fits[0][1].machine if fits else None)
-    odd = [(p, r) for p, r in fits if machine is not None and not machine.same_as(r.machine)]
-    if odd and machine is not None:
+    if machine is not None and (odd := [(p, r) for p, r in fits if not machine.same_as(r.machine)]):
         raise MachineRefused(
             f"--adopt {source} {target}: {store.shown(odd[0][0])} comes from "
             f"{odd[0][1].machine.identity}, but {target}'s tab shows {machine.identity}; "
@@ -117,13 +113,8 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
         )
     for path, rec in fits:
         rec.target = target
-        run_for = {
-            **rec.machine.run_for,
-            "name": target,
-            "description": t.description,
-            "adopted_from": source,
-        }
-        rec.machine = Machine(dict(rec.machine), target=run_for)
+        adopted = {"name": target, "description": t.description, "adopted_from": source}
+        rec.machine = Machine(dict(rec.machine), target={**rec.machine.run_for, **adopted})
         store.write(rec)
         path.unlink()
         lines.append(f"adopted    {store.shown(path)} -> {store.shown(store.path(rec.snippet, target))}")
@@ -134,10 +125,9 @@ def adopt(store: Store, source: str, target: str, names: list[str] | None = None
 
 
 def replace_machine(store: Store, snippets: list, target: Target, run) -> list[Recording]:
-    """Re-record every snippet of ``target``'s tab (its host and the host's emulations) on this
-    machine into a scratch folder; only if every run succeeds, write them all and drop the other
-    machine's recordings there. ``run(scratch, items, admit)`` records the items and returns
-    (made, failed). MachineRefused when a run failed: nothing changes."""
+    """Re-record every snippet of ``target``'s tab on this machine into a scratch store; only if
+    every run succeeds, write them all and drop the other machine's recordings. ``run(scratch,
+    items, admit)`` returns (made, failed). MachineRefused when a run failed: nothing changes."""
     group = store.targets.sharing(target)
     with tempfile.TemporaryDirectory(prefix="record-runs-replace-") as tmp:
         scratch = Store(store.root, Path(tmp), store.targets)
@@ -146,9 +136,8 @@ def replace_machine(store: Store, snippets: list, target: Target, run) -> list[R
         if failed or len(made) < len(items):
             which = ", ".join(f"{i.snippet.name} on {i.target}" for i in failed) or "interrupted"
             raise MachineRefused(
-                f"--replace-machine: {len(failed)} of {len(items)} runs of "
-                f"{names(group)} failed ({which}); nothing was replaced, the "
-                "recordings already there are kept."
+                f"--replace-machine: {len(failed)} of {len(items)} runs of {names(group)} failed ({which}); "
+                "nothing was replaced, the recordings already there are kept."
             )
     for rec in made:
         store.write(rec)

@@ -1,11 +1,7 @@
-"""Which runs fit in a time budget (a lent GPU machine's call has minutes, not hours), by the
-durations the project's recordings store.
+"""Which runs fit in a time budget (a lent GPU machine's call has minutes), by stored durations.
 
-Standard library only. An item's estimate is its last recording's first run times the runs it
-will make; an item never recorded counts as the longest known one, so a budget is not spent on a
-guess. What renews most comes first: missing, stale or failed before fresh, a target with a
-device (the rarest machine) first, then the oldest recordings; what does not fit is left, and said.
-"""
+Standard library only. An item never recorded counts as the longest known one. What renews most
+comes first: not fresh before fresh, a target with a device (the rarest machine), the oldest."""
 
 from __future__ import annotations
 
@@ -23,8 +19,7 @@ class Plan:
 
 
 def fit(published: Store, work: list[Standing], runs: int, budget: float | None) -> Plan:
-    """The items of ``work`` that fit ``budget`` seconds (all without one), judged by where each
-    stands in the project (``published``), whatever store they record into."""
+    """The items of ``work`` that fit ``budget`` seconds (all, without one), by ``published``'s durations."""
     where = {id(i): published.standing(i.snippet, i.target) for i in work}
     known = {
         key: s.recording.duration_s * (runs if s.snippet.timing else 1) if s.recording else None
@@ -43,10 +38,5 @@ def fit(published: Store, work: list[Standing], runs: int, budget: float | None)
         if budget is None or spent + cost[id(item)] <= budget:
             chosen.add(id(item))
             spent += cost[id(item)]
-    kept = [i for i in work if id(i) in chosen]
-    return Plan(
-        kept,
-        [i for i in work if id(i) not in chosen],
-        sum(cost[id(i)] for i in kept),
-        sum(known[id(i)] is None for i in kept),
-    )
+    kept, left = [i for i in work if id(i) in chosen], [i for i in work if id(i) not in chosen]
+    return Plan(kept, left, sum(cost[id(i)] for i in kept), sum(known[id(i)] is None for i in kept))

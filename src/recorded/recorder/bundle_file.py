@@ -1,5 +1,4 @@
 """A bundle file, every recording one run made: its format, and reading one, untrusted, whole.
-
 Standard library only. A bundle is one JSON object::
 
     {"bundle": 1, "created_at": "...Z", "machine": {summary} or null,
@@ -7,8 +6,7 @@ Standard library only. A bundle is one JSON object::
      "recordings_sha256": "<sha256 of those recordings as the store writes them>"}
 
 Reading checks its layout, its checksum and every recording, more strictly than the store's own
-files: a bundle comes from another machine.
-"""
+files do: a bundle comes from another machine."""
 
 from __future__ import annotations
 
@@ -26,8 +24,7 @@ from .runner import MAX_STREAM_BYTES
 BUNDLE_VERSION = 1
 #: The most source a recording's ``code`` may hold: a lesson's snippet is a few kilobytes.
 MAX_CODE_CHARS = 200_000
-#: The most a recording's machine description may hold, as JSON: the recorder writes about
-#: a kilobyte (the CPU, its flags, the versions, the target's environment and check).
+#: The most a recording's machine description may hold, as JSON: the recorder writes about a kilobyte.
 MAX_MACHINE_CHARS = 20_000
 BUNDLE_KEYS = ("bundle", "created_at", "machine", "recordings", "recordings_sha256")
 
@@ -61,10 +58,8 @@ def _recording(data: object, where: str) -> Recording:
         if missing := sorted(set(RECORDING_FIELDS) - set(data)):
             raise RecordingError(f"{where}: field(s) {missing} missing.")
     rec = Recording.from_dict(data, where)
-    if len(rec.outputs) > MAX_RUNS:
-        raise RecordingError(
-            f"{where}: {len(rec.outputs)} fresh runs; the recorder makes at most {MAX_RUNS}."
-        )
+    if (runs := len(rec.outputs)) > MAX_RUNS:
+        raise RecordingError(f"{where}: {runs} fresh runs; the recorder makes at most {MAX_RUNS}.")
     streams = [("stdout", rec.stdout), ("stderr", rec.stderr)]
     streams += [(f"run {n} stdout", run.stdout) for n, run in enumerate(rec.later_runs, 2)]
     for stream, lines in streams:
@@ -99,11 +94,8 @@ def _recording(data: object, where: str) -> Recording:
 MAX_BUNDLE_MB = 16.0
 
 
-def read_bundle(
-    path: Path, max_mb: float = MAX_BUNDLE_MB, source: Callable[[str], bytes | None] = lambda name: None
-) -> Bundle:
-    """Parse and check one bundle file; BundleError naming the file. Recordings of an older schema
-    are brought up to this one (recording.migrate), ``source(name)`` giving a snippet's bytes now."""
+def read_bundle(path: Path, max_mb: float, source: Callable[[str], bytes | None]) -> Bundle:
+    """Parse and check one bundle file, else BundleError; ``source(name)``: a snippet's bytes, to migrate."""
     data = _layout(_parsed(path, max_mb), path)
     recs = []
     for n, item in enumerate(data["recordings"], 1):
@@ -116,14 +108,11 @@ def read_bundle(
     try:
         checksum = digest(data["recordings"])
     except RecursionError:
-        raise BundleError(
-            f"{path}: a recording's machine is nested too deeply; nothing was imported."
-        ) from None
+        raise BundleError(f"{path}: a recording's machine is nested too deeply; nothing imported.") from None
     if checksum != data["recordings_sha256"]:
         raise BundleError(
-            f"{path}: its recordings do not match its checksum (recordings_sha256): "
-            "the file was edited or damaged after it was written. Make it again with "
-            "`record_runs.py --bundle FILE`."
+            f"{path}: its recordings do not match its checksum (recordings_sha256): the file was edited "
+            "or damaged after it was written. Make it again with `record_runs.py --bundle FILE`."
         )
     return Bundle(path, data["created_at"], data["machine"], recs)
 
@@ -148,15 +137,11 @@ def _parsed(path: Path, max_mb: float) -> object:
     try:
         return read_json(raw.decode("utf-8"))
     except RecursionError:
-        raise BundleError(
-            f"{path}: its JSON is nested too deeply to be a bundle; nothing was imported."
-        ) from None
+        raise BundleError(f"{path}: its JSON is nested too deeply; nothing imported.") from None
     except JSONRefused as exc:
         raise BundleError(f"{path}: refused, nothing imported: {exc}.") from None
     except (UnicodeDecodeError, ValueError) as exc:
-        raise BundleError(
-            f"{path}: not a JSON bundle ({exc}); it may be damaged or not a bundle at all."
-        ) from None
+        raise BundleError(f"{path}: not a JSON bundle ({exc}); it may be damaged.") from None
 
 
 def _layout(data: object, path: Path) -> dict:
@@ -167,15 +152,11 @@ def _layout(data: object, path: Path) -> dict:
         )
     if data["bundle"] != BUNDLE_VERSION:
         raise BundleError(f"{path}: bundle format {data['bundle']!r}, this project reads {BUNDLE_VERSION}.")
-    unknown = sorted(set(data) - set(BUNDLE_KEYS))
-    missing = sorted(set(BUNDLE_KEYS) - set(data))
-    if unknown or missing:
-        raise BundleError(
-            f"{path}: wrong bundle layout"
-            + (f"; unknown key(s) {unknown}" if unknown else "")
-            + (f"; missing key(s) {missing}" if missing else "")
-            + "."
-        )
+    unknown, missing = sorted(set(data) - set(BUNDLE_KEYS)), sorted(set(BUNDLE_KEYS) - set(data))
+    if wrong := [
+        f"{what} key(s) {keys}" for what, keys in (("unknown", unknown), ("missing", missing)) if keys
+    ]:
+        raise BundleError(f"{path}: wrong bundle layout; {'; '.join(wrong)}.")
     if not isinstance(data["created_at"], str) or not isinstance(data["recordings_sha256"], str):
         raise BundleError(f"{path}: created_at and recordings_sha256 must be strings.")
     if not (data["machine"] is None or isinstance(data["machine"], dict)):

@@ -1,14 +1,9 @@
-"""Bundles: writing the recordings one run made into one file, and merging bundles into a store.
+"""Bundles: the recordings one run made (``--bundle FILE``), merged into a store by ``--import``.
 
-Standard library only. A hardware runner records with ``--bundle FILE``; a merge step imports it
-with ``--import FILE...`` (bundle_file.py reads and checks it). Import is all-or-nothing per bundle:
-a file that is not a bundle, an invalid recording, an unknown snippet, a target the snippet cannot
-run on, a snippet recorded twice, or (unless ``allow_stale``) a recording of other code than the
-snippet has now refuses the whole bundle. Otherwise each recording is written as ``Store.write``
-writes it (a recording exported and imported comes back byte for byte), unless the file here
-already holds those bytes or a better recording: a failed run never replaces a good one, and a
-stale one never replaces a fresh one.
-"""
+Standard library only. Import is all or nothing per bundle (bundle_file.py reads and checks it):
+one bad recording refuses the whole bundle. Each recording is written as ``Store.write`` writes it
+(so it comes back byte for byte), unless the file here holds those bytes or a better recording:
+a failed run never replaces a good one, nor a stale one a fresh one."""
 
 from __future__ import annotations
 
@@ -18,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.targets import Target
+from ..config.targets import Target, TargetError
 from ..model import describe
 from ..model.files import write_atomically
 from ..model.recording import Recording, RecordingError, utc_stamp
@@ -26,19 +21,6 @@ from ..model.snippets import SnippetError, discover, load
 from ..model.store import Store
 from . import admit
 from .bundle_file import BUNDLE_VERSION, MAX_BUNDLE_MB, Bundle, BundleError, digest, read_bundle
-
-
-def summary(recordings: list[Recording]) -> dict | None:
-    """A short description of the machine that made the recordings, for a reviewer."""
-    if not recordings:
-        return None
-    m = recordings[0].machine
-    return {
-        "description": describe.machine(m),
-        "targets": sorted({r.target for r in recordings}),
-        **{name: m.version(name) for name in ("python", "torch", "numpy")},
-        "git": m.get("git"),
-    }
 
 
 def bundle_name(recordings: list[Recording]) -> str:
@@ -55,13 +37,14 @@ def bundle_name(recordings: list[Recording]) -> str:
 
 def bundle_json(recordings: list[Recording]) -> str:
     stored = [json.loads(r.to_json()) for r in recordings]
-    data = {
-        "bundle": BUNDLE_VERSION,
-        "created_at": utc_stamp(),
-        "machine": summary(recordings),
-        "recordings": stored,
-        "recordings_sha256": digest(stored),
-    }
+    summary = None  # a short description of the machine that made them, for a reviewer
+    if recordings:
+        m = recordings[0].machine
+        versions = {name: m.version(name) for name in ("python", "torch", "numpy")}
+        targets = sorted({r.target for r in recordings})
+        summary = {"description": describe.machine(m), "targets": targets, **versions, "git": m.get("git")}
+    data = {"bundle": BUNDLE_VERSION, "created_at": utc_stamp(), "machine": summary, "recordings": stored}
+    data["recordings_sha256"] = digest(stored)
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -96,24 +79,20 @@ def _outcomes(store: Store, bundle: Bundle, allow_stale: bool) -> list[Outcome]:
     """Each recording, "refused" with why when it refuses the whole bundle, else "not imported"."""
     outcomes, seen = [], set()
     for rec in bundle.recordings:
-        why, target = "", store.targets.by_name.get(rec.target)
+        why = ""
         try:
             snippet = load(store.snippets_dir, rec.snippet, store.targets)
+            target = store.targets.get(rec.target)
         except SnippetError as exc:
             why = f"unknown snippet: {exc}"
+        except TargetError as exc:
+            why = str(exc)
         else:
-            if target is None:
-                why = (
-                    f"unknown target {rec.target!r}; the targets are {list(store.targets.names)} "
-                    f"(declared in {store.targets.source})"
-                )
-            elif snippet.name != rec.snippet:
+            needs = ", ".join(sorted(snippet.requires))
+            if snippet.name != rec.snippet:
                 why = f"unknown snippet: name it as {snippet.name!r}"
             elif not snippet.runs_on(target):
-                why = (
-                    f"the snippet needs {', '.join(sorted(snippet.requires))}, which the "
-                    f"{rec.target} target does not offer"
-                )
+                why = f"the snippet needs {needs}, which the {rec.target} target does not offer"
             elif unproven := rec.machine.unproven(target):
                 why = f"it does not prove {rec.target} ({'; '.join(unproven)}): {rec.machine.identity}"
             elif (rec.snippet, rec.target) in seen:
@@ -185,11 +164,9 @@ def import_bundle(
         return Report(bundle.path, bundle, outcomes, error=error)
     whole = whole_tabs(store, bundle)
     outcomes = [_merge(store, rec) for rec in bundle.recordings]
-    for host in whole:  # the bundle re-recorded this tab: the other machine's leftovers go
-        made = next(
-            r.machine for r in bundle.recordings if store.targets.host_of(store.targets[r.target]) == host
-        )
-        admit.drop_others(store, store.targets.sharing(host), made)
+    made = {store.targets.host_of(store.targets[r.target]): r.machine for r in bundle.recordings}
+    for host in whole:  # the bundle re-recorded this tab (on one machine): the other's leftovers go
+        admit.drop_others(store, store.targets.sharing(host), made[host])
     return Report(bundle.path, bundle, outcomes)
 
 
@@ -210,11 +187,9 @@ def _merge(store: Store, rec: Recording) -> Outcome:
     if stale and here and here.ok and here.of(snippet):
         return Outcome(rec, "refused", "stale: it would replace a fresh recording; the fresh one is kept")
     store.write(rec)
-    notes = []
-    if stale:
-        notes.append("of an earlier version of the code (--allow-stale): shown labelled as such")
-    if not rec.ok:
-        notes.append(f"a failed run ({rec.status}); no good recording was here")
-    if here:
-        notes.append(f"replaces the recording from {here.recorded_at}")
-    return Outcome(rec, "imported", "; ".join(notes))
+    notes = [
+        "of an earlier version of the code (--allow-stale): shown labelled as such" if stale else "",
+        "" if rec.ok else f"a failed run ({rec.status}); no good recording was here",
+        f"replaces the recording from {here.recorded_at}" if here else "",
+    ]
+    return Outcome(rec, "imported", "; ".join(filter(None, notes)))

@@ -1,9 +1,7 @@
 """How busy the machine is: the share of its CPUs that other work used in a short window.
 
-Standard library only. Measured just before and after a timing snippet runs, while the recorder
-sleeps, so whatever ran was somebody else (another program, a leftover, a hypervisor's steal
-time). A load average would not do: it lags by a minute and counts the recorder's own last run.
-"""
+Standard library only. Measured before and after a timing snippet runs, while the recorder sleeps,
+so whatever ran was somebody else. A load average lags by a minute and counts the recorder's run."""
 
 from __future__ import annotations
 
@@ -26,14 +24,11 @@ def _cpu_jiffies(stat: Path = Path("/proc/stat")) -> tuple[int, int] | None:
         return None
     # user nice system idle iowait irq softirq steal (guest time is inside user already)
     values = [int(v) for v in first[1:9]]
-    total = sum(values)
-    idle = values[3] + (values[4] if len(values) > 4 else 0)
-    return total - idle, total
+    return sum(values) - sum(values[3:5]), sum(values)  # all but idle and iowait, of all
 
 
 def other_load(window_s: float = WINDOW_S, stat: Path = Path("/proc/stat")) -> tuple[float, str] | None:
-    """The share (0..1) of all CPUs other work used during ``window_s`` seconds, and how it was
-    measured; None when the system tells nothing."""
+    """The share (0..1) of all CPUs other work used during ``window_s`` seconds, and how; None if unknown."""
     start = _cpu_jiffies(stat)
     if start is None:
         if hasattr(os, "getloadavg"):  # macOS and others: a coarser, lagging figure

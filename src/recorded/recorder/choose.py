@@ -1,9 +1,7 @@
 """Which targets a run takes: those named, every one, or the first auto one this machine can run.
 
-Standard library only; for the recorder's command line and the tests' live runs. A target is
-looked at (its CPU flags, then its check, which may import torch) only when something will run
-on it, so a run with nothing to do stays fast.
-"""
+Standard library only; for the recorder and the tests' live runs. A target is looked at (its CPU
+flags, then its check, which may import torch) only when something will run on it."""
 
 from __future__ import annotations
 
@@ -72,12 +70,10 @@ def choose(
 ) -> Choice:
     """The targets to run on, and why the others were skipped.
 
-    ``asked``: target names (``cpu,cpu-avx2``), ``all`` or ``auto`` (``default`` when None): with
-    ``auto``, the first of ``[tool.recorded] auto`` this machine can run, or ChoiceError. A target
-    that nothing will run on (``needed``) is not probed (with ``auto`` it gets the cheap look).
-    ``whole_machines`` (re-recording a whole tab) chooses each target's host, if the host and all
-    its emulations can run. ``where``: the option that asked, for messages.
-    """
+    ``asked``: names (``cpu,cpu-avx2``), ``all`` or ``auto`` (the first of ``[tool.recorded] auto``
+    this machine can run, else ChoiceError); ``default`` when None. A target nothing will run on
+    (``needed``) is not probed (``auto`` takes the cheap look). ``whole_machines`` chooses each
+    target's host, if it and all its emulations can run. ``where``: the option that asked."""
     asked = (asked or default).strip()
     by_name = {AUTO: tuple(map(targets.get, targets.auto)), ALL: tuple(targets)}
     candidates = by_name[asked] if asked in by_name else named(targets, asked, where)
@@ -101,9 +97,8 @@ def choose(
     if asked == AUTO and not chosen:
         option = where.startswith("-")  # on the command line, not the tests' live runs
         raise ChoiceError(
-            f"{where + ' ' + AUTO if option else where}: none of the auto targets "
-            f"{list(targets.auto)} ([tool.recorded] auto in pyproject.toml) can run on "
-            "this machine"
+            f"{where + ' ' + AUTO if option else where}: none of the auto targets {list(targets.auto)} "
+            f"([tool.recorded] auto in pyproject.toml) can run on this machine"
             + (f" ({choice.why()})" if skipped else "")
             + (f"; name one with {where}." if option else ".")
         )

@@ -1,12 +1,9 @@
 """What a snippet's run changed in the project: the second line, behind the sandbox.
 
-Standard library only. Before each run the recorder keeps every byte of the snippets and the
-recording stores, and notes the size and times of every other file (tools' folders left out).
-A run that changed anything is refused, the stores are put back, and the message names every
-file. Unsandboxed, ``.git`` and the build's ``.cache`` are watched too: a changed cache is removed
-(the build makes it again, and never renders or runs what a snippet put there); a changed
-``.git`` is named, for the user to look at, since it cannot be put back.
-"""
+Standard library only. The recorder keeps every byte of the snippets and the stores, and the size
+and times of every other file. A run that changed anything is refused and the stores put back.
+Unsandboxed, ``.git`` and the build's ``.cache`` are watched too: a changed cache is removed (so
+nothing a snippet put there is rendered or run); a changed ``.git`` is named, for the user to check."""
 
 from __future__ import annotations
 
@@ -34,7 +31,7 @@ class Snapshot:
     seen: dict[Path, tuple[int, int, int]]
 
 
-def _files(folder: Path, skip: frozenset[Path], tools: frozenset[str]) -> list[Path]:
+def _files(folder: Path, tools: frozenset[str], skip: frozenset[Path] = frozenset()) -> list[Path]:
     found = []
     for top, dirs, files in os.walk(folder):
         here = Path(top)
@@ -43,19 +40,17 @@ def _files(folder: Path, skip: frozenset[Path], tools: frozenset[str]) -> list[P
     return found
 
 
-def take(root: Path, kept: list[Path], skip: tuple[Path, ...] = (), sandboxed: bool = True) -> Snapshot:
+def take(root: Path, kept: list[Path], sandboxed: bool = True) -> Snapshot:
     """The project under ``root`` now: the folders in ``kept`` byte for byte, the rest by size and
-    time; not ``skip``, nor the tools' folders (but ``.git`` and ``.cache`` when not ``sandboxed``)."""
+    time; not the tools' folders (but ``.git`` and ``.cache`` when not ``sandboxed``)."""
     tools = TOOLS if sandboxed else TOOLS - WATCHED_UNSANDBOXED
-    root = Path(root).resolve()
-    skipped = frozenset(Path(p).resolve() for p in skip)
-    folders = [Path(k).resolve() for k in kept]
+    root, folders = Path(root).resolve(), [Path(k).resolve() for k in kept]
     contents: dict[Path, bytes] = {}
-    for path in (p for folder in folders for p in _files(folder, skipped, tools)):
+    for path in (p for folder in folders for p in _files(folder, tools)):
         with contextlib.suppress(OSError):  # a file gone meanwhile is simply not kept
             contents[path] = path.read_bytes()
     seen: dict[Path, tuple[int, int, int]] = {}
-    for path in _files(root, skipped | frozenset(folders), tools):
+    for path in _files(root, tools, frozenset(folders)):
         with contextlib.suppress(OSError):
             st = path.lstat()
             seen[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -79,8 +74,7 @@ def _diff(old: Mapping[Path, object], new: Mapping[Path, object]) -> list[tuple[
 
 
 def restore(before: Snapshot, after: Snapshot) -> list[str]:
-    """Put the kept folders back as they were, and remove the build's caches if they changed;
-    returns what else was done, in words."""
+    """Put the kept folders back, remove the build's caches if they changed; what else was done, in words."""
     done = []
     cache = before.root / ".cache"
     if any(p.is_relative_to(cache) for p, _ in _diff(before.seen, after.seen)):

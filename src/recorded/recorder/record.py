@@ -1,13 +1,12 @@
-"""Decide what to record, run it, and keep the store consistent.
+"""Decide what to record, run it, and keep the store consistent. Standard library only.
 
-Standard library only. Only missing, stale, failed or unreadable recordings run (everything with
-``force``); a failed or timed-out run never replaces a good recording; each finished recording is
-written at once, so an interrupted session keeps what it finished.
-"""
+Only missing, stale, failed or unreadable recordings run (everything with ``force``); a failed run
+never replaces a good recording; each recording is written at once, so an interrupted session keeps it."""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import sys
 import tempfile
@@ -34,6 +33,7 @@ BUSY_RETRIES, BUSY_WAIT_S = 3, 2.0
 TO_RECORD = {State.MISSING, State.STALE, State.FAILED, State.INVALID}
 
 OtherLoad = Callable[[], tuple[float, str] | None]
+Runs = list[tuple[RunResult, dict | None]]  #: an item's runs, each with how busy the machine was
 
 
 def plan(store: Store, snippets: list[Snippet], targets: Iterable[Target]) -> list[Standing]:
@@ -48,9 +48,7 @@ def to_run(items: list[Standing], force: bool) -> list[Standing]:
 def _eta(items: list[Standing]) -> str:
     """Time left from earlier durations; said only when every remaining item has one."""
     known = [i.last_duration for i in items if i.last_duration is not None]
-    if len(known) < len(items) or sum(known) < 1:
-        return ""
-    return f" (ETA {sum(known):.0f} s)"
+    return f" (ETA {sum(known):.0f} s)" if len(known) == len(items) and sum(known) >= 1 else ""
 
 
 def record(
@@ -59,7 +57,6 @@ def record(
     timeout: float | None = None,
     fail_fast: bool = False,
     out: TextIO | None = None,
-    machine_for: Callable[[str], dict] | None = None,
     on_run: Callable[[Recording, bool], None] | None = None,
     refuse_busy: bool = False,
     other_load: OtherLoad | None = None,
@@ -68,25 +65,31 @@ def record(
 ) -> tuple[list[Recording], list[Standing]]:
     """Run the items in order; returns the recordings made and the items that failed.
 
-    Before the first run on a target its check must pass (else TargetCheckFailed), and
-    ``admit(target, machine)`` may refuse the machine by raising: one tab, one machine. A timing
-    snippet runs ``runs`` times, each in a fresh process, and stores how busy the machine was
-    around it (``refuse_busy``: a busy run is not made or not kept). ``on_run(recording,
-    written)`` is called after each recording, before the next run starts, so a caller keeps
-    what finished before a Ctrl-C. Progress goes to ``out`` (``sys.stderr`` at call time).
-    """
+    A target's check must pass first (else TargetCheckFailed), and ``admit`` may refuse the machine
+    by raising. A timing snippet runs ``runs`` times (``refuse_busy``: a busy run is not kept).
+    ``on_run(recording, written)`` follows each recording, so a caller keeps it on Ctrl-C."""
     out = out or sys.stderr
     session = _Session(store, other_load or busy_.other_load, refuse_busy, out)
-    machines: dict[Target, Machine] = {}
+
+    @functools.cache
+    def machine_of(t: Target) -> Machine:
+        """Who records on ``t``, after its check proved the machine is what it claims."""
+        printed = runner.check(t)  # raises TargetCheckFailed: nothing is written
+        env = runner.target_env(t, Path(tempfile.gettempdir()))
+        info = this_machine.machine(store.root, env, device=t.device)
+        info["target"] = {"name": t.name, "description": t.description, "env": dict(t.env), "check": printed}
+        machine = Machine(info)
+        if admit:
+            admit(t, machine)  # raises before anything is recorded on t
+        return machine
+
     made, failed = [], []
     for n, item in enumerate(items, 1):
         s, t = item.snippet, item.target
-        if t not in machines:
-            machines[t] = _machine(store, t, machine_for, admit)
+        machine = machine_of(t)
         print(f"[{n}/{len(items)}] {s.name} {t.name}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
         started = dt.datetime.now(dt.UTC)
-        # A timing snippet runs several times, each in a fresh process: the spread between runs,
-        # which the spread inside one run does not show.
+        # A timing snippet runs in several fresh processes: the spread between runs, which one run hides.
         done, refused = session.repeat(item, runs if s.timing else 1, timeout or s.timeout or DEFAULT_TIMEOUT)
         print(file=out, flush=True)
         if refused or not done:
@@ -94,7 +97,7 @@ def record(
             if fail_fast and "changed files in the project" in refused:
                 break
             continue
-        rec = _recording(item, done, started, machines[t])
+        rec = _recording(item, done, started, machine)
         written = rec.ok or not (item.recording and item.recording.ok)
         if written:
             store.write(rec)
@@ -112,97 +115,65 @@ def record(
     return made, failed
 
 
-def _machine(
-    store: Store,
-    t: Target,
-    machine_for: Callable[[str], dict] | None,
-    admit: Callable[[Target, Machine], None] | None,
-) -> Machine:
-    """Who records on target ``t``, after its check proved the machine is what it claims."""
-    printed = runner.check(t, sys.executable)  # raises TargetCheckFailed: nothing is written
-    if machine_for:
-        info = dict(machine_for(t.name))
-    else:
-        env = runner.target_env(t, Path(tempfile.gettempdir()))
-        info = this_machine.machine(store.root, env, sys.executable, t.device)
-    info["target"] = {"name": t.name, "description": t.description, "env": dict(t.env), "check": printed}
-    machine = Machine(info)
-    if admit:
-        admit(t, machine)  # raises before anything is recorded on t
-    return machine
-
-
 @dataclass
 class _Session:
     store: Store
     other_load: OtherLoad
     refuse_busy: bool
     out: TextIO
-    #: How busy the machine was around the last run: what it measured after that run, a moment
-    #: ago, is the next one's "before" (the window is not spent twice).
+    #: How busy the machine was around the last run: its "after" is the next run's "before".
     previous: dict | None = None
 
-    def repeat(
-        self, item: Standing, count: int, limit: float
-    ) -> tuple[list[tuple[RunResult, dict | None]], str]:
-        """The item's runs, each with how busy the machine was around it, and why they were refused."""
-        done: list[tuple[RunResult, dict | None]] = []
+    def repeat(self, item: Standing, count: int, limit: float) -> tuple[Runs, str]:
+        """The item's runs, and why they were refused."""
+        done: Runs = []
         for k in range(count):
             label = f" run {k + 1}/{count}:" if count > 1 else ""
-            result, self.previous, refused = self.once(item, limit)
+            run, self.previous, refused = self.once(item, limit)
             if refused:
                 print(f"{label} refused: {refused}", file=self.out, flush=True)
                 return done, refused
-            assert result is not None
+            assert run is not None
             load = self.previous
             noted = f" ({busy_.describe(load)})" if load else ""
-            print(
-                f"{label} {result.duration_s:.1f} s {result.status}{noted}", end="", flush=True, file=self.out
-            )
+            print(f"{label} {run.duration_s:.1f} s {run.status}{noted}", end="", flush=True, file=self.out)
             if load is not None and too_busy(load):
-                print(
-                    f"\n    warning: other work used more than {LIMIT * 100:.0f}% of the CPUs around "
-                    "this timing run; its figures may be off"
-                    + (
-                        "; not kept (--refuse-busy), the default; --keep-busy keeps such runs"
-                        if self.refuse_busy
-                        else "; kept (--keep-busy; --refuse-busy, the default, would not keep it)"
-                    ),
-                    end="",
-                    file=self.out,
+                policy = (
+                    "not kept (--refuse-busy), the default; --keep-busy keeps such runs"
+                    if self.refuse_busy
+                    else "kept (--keep-busy; --refuse-busy, the default, would not keep it)"
                 )
+                warning = f"other work used more than {LIMIT * 100:.0f}% of the CPUs around this timing run"
+                print(f"\n    warning: {warning}; its figures may be off; {policy}", end="", file=self.out)
                 if self.refuse_busy:
                     return done, "the machine was busy during the run"
-            done.append((result, load))
-            if result.status is not Ending.OK:
+            done.append((run, load))
+            if run.status is not Ending.OK:
                 break  # a failed run is the recording: the others are not made
         return done, ""
 
     def once(self, item: Standing, limit: float) -> tuple[RunResult | None, dict | None, str]:
-        """One fresh run: its result, how busy the machine was around it (a timing snippet), and
-        why it was refused (busy before it, or it changed the project)."""
+        """One fresh run: its result, how busy the machine was around it, and why it was refused."""
         store, previous = self.store, self.previous
         load: dict | None = None
         if item.snippet.timing:
-            after = (previous or {}).get("after")
-            load = (
-                {"before": after, "how": previous["how"], "cpus": previous["cpus"]}
-                if previous and after is not None
-                else self.measure("before")
-            )
+            if previous and previous.get("after") is not None:
+                load = {"before": previous["after"], "how": previous["how"], "cpus": previous["cpus"]}
+            else:
+                load = self.measure("before")
             for _ in range(BUSY_RETRIES if self.refuse_busy else 0):  # a passing burst may end
                 if not too_busy(load):
                     break
                 time.sleep(BUSY_WAIT_S)
                 load = self.measure("before")
             if self.refuse_busy and too_busy(load):
-                why = f"the machine is busy ({busy_.describe(load)}, the limit is {LIMIT * 100:.0f}%); nothing recorded"
-                return None, load, why
+                why = f"the machine is busy ({busy_.describe(load)}, the limit is {LIMIT * 100:.0f}%)"
+                return None, load, f"{why}; nothing recorded"
         stores = [store.snippets_dir, store.recordings_dir]
         contained = sandbox.required()
         before = guard.take(store.root, stores, sandboxed=contained)
         limits = sandbox.Limits.of(store.settings)
-        result = runner.run_snippet(item.snippet, item.target, limit, python=sys.executable, limits=limits)
+        result = runner.run_snippet(item.snippet, item.target, limit, limits=limits)
         after = guard.take(store.root, stores, sandboxed=contained)
         if load is not None:
             load.update(self.measure("after"))
@@ -225,11 +196,8 @@ class _Session:
         return {when: round(share, 3), "how": how, "cpus": busy_.cpus()}
 
 
-def _recording(
-    item: Standing, done: list[tuple[RunResult, dict | None]], started: dt.datetime, machine: Machine
-) -> Recording:
-    """The recording of the item's runs: the first one, with what the others printed; or the
-    failed one, alone."""
+def _recording(item: Standing, done: Runs, started: dt.datetime, machine: Machine) -> Recording:
+    """The recording of the item's runs: the first one, with what the others printed; or the failed one."""
     first, load = done[-1] if done[-1][0].status is not Ending.OK else done[0]
     return Recording(
         snippet=item.snippet.name,

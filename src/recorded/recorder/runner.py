@@ -1,9 +1,7 @@
-"""Run one snippet in a fresh interpreter and capture what it printed.
+"""Run one snippet in a fresh interpreter, in the sandbox (sandbox.py), and capture what it printed.
 
-Standard library only. Each run happens in the sandbox (sandbox.py), with its own empty working
-folder, temporary folder and home, a cold torch.compile cache, bounds on its memory and file
-sizes, its own process group (so a timeout or Ctrl-C stops every child), and bounded capture.
-"""
+Standard library only. Each run gets its own empty folders, a cold torch.compile cache, the
+sandbox's limits and its own process group (a timeout or Ctrl-C stops every child)."""
 
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,9 +98,8 @@ _FOLDER = re.compile(r"record-runs-(\d+)-")
 def folder(kind: str) -> tempfile.TemporaryDirectory:
     """A temporary folder for one run, check or probe, removed after it, however it ended."""
     _sweep()
-    return tempfile.TemporaryDirectory(
-        prefix=f"record-runs-{os.getpid()}-{kind}-", ignore_cleanup_errors=True
-    )
+    prefix = f"record-runs-{os.getpid()}-{kind}-"
+    return tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True)
 
 
 @functools.cache
@@ -121,34 +117,29 @@ def _sweep() -> None:
             pass
 
 
-def run_code(
-    python: str, code: str, cwd: Path, env: Mapping[str, str], device: bool = False
-) -> subprocess.CompletedProcess[str]:
-    """The project's own ``code`` (a check, a probe), contained as a snippet's run is, in ``cwd``.
-    Raises OSError or subprocess.SubprocessError when it cannot run or takes over 5 minutes."""
+def run_code(code: str, cwd: Path, env: dict[str, str], device: bool = False) -> subprocess.CompletedProcess:
+    """Run the project's own ``code`` (a check, a probe) in ``cwd``, contained as a snippet is."""
     return subprocess.run(
-        sandbox.contained([python, "-c", code], cwd, device),
+        sandbox.contained([sys.executable, "-c", code], cwd, device),
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
-        text=True,
         errors="replace",
         timeout=300,
         check=False,
     )
 
 
-# torch.compile's C++ code for a CPU includes one large header, which Inductor precompiles into
-# the temporary folder (about 150 MB and 7 s). Each run has a temporary folder of its own, so
-# without this every run would pay it, and "the first compiled call" would time torch's toolchain
-# rather than the model. The recorder's own code builds it once; each run sees it read-only.
+# torch.compile's C++ code for a CPU includes one large header that Inductor precompiles into the
+# temporary folder (150 MB, 7 s). Each run has its own, so every run would pay it and "the first
+# compiled call" would time torch's toolchain: it is built once here, and each run sees it read-only.
 _WARM_UP = "import torch\nf = torch.compile(lambda x: torch.tanh(x) * 2 + 1)\nf(torch.ones(8))\n"
 _KEPT: list[tempfile.TemporaryDirectory] = []
 
 
 @functools.cache
-def _precompiled(python: str) -> tuple[str, tuple[Path, ...]] | None:
+def _precompiled() -> tuple[str, tuple[Path, ...]] | None:
     """(the folder's name under TMPDIR, the header files) once built; None where it cannot be
     (no sandbox, no torch, no compiler): runs then build their own."""
     if not sandbox.required():
@@ -158,19 +149,16 @@ def _precompiled(python: str) -> tuple[str, tuple[Path, ...]] | None:
     top = Path(kept.name)
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TMPDIR=str(top), HOME=str(top))
     env["TORCHINDUCTOR_CACHE_DIR"] = str(top / "inductor")
-    try:
-        if run_code(python, _WARM_UP, top, env).returncode:
-            return None
-    except (OSError, subprocess.SubprocessError):
-        return None
-    headers = tuple(sorted(top.glob("torchinductor_*/precompiled_headers/*.h*")))
-    return (headers[0].parent.parent.name, headers) if headers else None
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        if run_code(_WARM_UP, top, env).returncode == 0:
+            headers = tuple(sorted(top.glob("torchinductor_*/precompiled_headers/*.h*")))
+            return (headers[0].parent.parent.name, headers) if headers else None
+    return None
 
 
-def _toolchain(python: str, source: bytes, tmp: Path) -> list[str]:
-    """Read-only binds of the precompiled header into a run's temporary folder, for a snippet
-    that uses torch.compile; none for any other."""
-    if b"torch.compile" not in source or (built := _precompiled(python)) is None:
+def _toolchain(source: bytes, tmp: Path) -> list[str]:
+    """Read-only binds of the precompiled header into a run's temporary folder, if it uses torch.compile."""
+    if b"torch.compile" not in source or (built := _precompiled()) is None:
         return []
     name, headers = built
     into = tmp / name / "precompiled_headers"
@@ -182,14 +170,12 @@ def run_snippet(
     snippet: Snippet,
     target: Target,
     timeout: float,
-    python: str = sys.executable,
     compile_cache: Path | None = None,
     threads: int | None = None,
     limits: Limits | None = None,
 ) -> RunResult:
-    """Run the snippet once, as a copy in a fresh temporary folder: the code that ran is the code
-    the result names (``RunResult.source``), and it cannot find the project through its own path.
-    Raises SandboxUnavailable, or WriteFailed when its copy cannot be written."""
+    """Run a copy of the snippet once in a fresh folder: the code that ran is ``RunResult.source``,
+    and it cannot find the project through its own path. SandboxUnavailable, or WriteFailed."""
     with folder("run") as top:
         workdir, tmp, code_dir = (Path(top, name) for name in ("work", "tmp", "code"))
         for made in (workdir, tmp, code_dir):
@@ -199,16 +185,13 @@ def run_snippet(
         try:
             copy.write_bytes(source)
         except OSError as exc:
-            raise WriteFailed(
-                f"{copy}: the run's copy of {snippet.name} could not be written ({exc.strerror or exc}); "
-                "nothing was run, and no recording changed."
-            ) from None
+            why = f"the run's copy of {snippet.name} could not be written ({exc.strerror or exc})"
+            raise WriteFailed(f"{copy}: {why}; nothing was run, and no recording changed.") from None
         writable = [tmp] + ([compile_cache] if compile_cache else [])
         contained = sandbox.required()
-        binds = _toolchain(python, source, tmp) if contained else []
-        argv = (limits or Limits()).around(
-            python, sandbox.snippet_command(python, copy, workdir, writable, target.needs_device, binds)
-        )
+        binds = _toolchain(source, tmp) if contained else []
+        command = sandbox.snippet_command(copy, workdir, writable, target.needs_device, binds)
+        argv = (limits or Limits()).around(sys.executable, command)
         env = target_env(target, workdir, compile_cache, threads)
         env |= {"TMPDIR": str(tmp), "HOME": str(tmp), "XDG_CACHE_HOME": str(tmp / ".cache")}
         timed_out, code, out, err, duration = _watch(argv, workdir, env, timeout)
@@ -262,14 +245,11 @@ class TargetCheckFailed(RuntimeError):
     """This machine cannot record a target: what it lacks, or what its check printed."""
 
 
-def _printed(target: Target, python: str) -> tuple[str, subprocess.CompletedProcess]:
-    """The last line ``target``'s check prints in ``target``'s environment, and the run."""
-    assert target.check is not None
+def _printed(target: Target, code: str) -> tuple[str, subprocess.CompletedProcess]:
+    """The last line ``code`` (a check) prints in ``target``'s environment, and the run."""
     with folder("check") as tmp:
         try:
-            done = run_code(
-                python, target.check.code, Path(tmp), target_env(target, Path(tmp)), target.needs_device
-            )
+            done = run_code(code, Path(tmp), target_env(target, Path(tmp)), target.needs_device)
         except (OSError, subprocess.SubprocessError) as exc:
             raise TargetCheckFailed(f"its check could not run ({exc})") from None
     return last_line(done.stdout), done
@@ -281,7 +261,7 @@ def last_line(text: str) -> str:
 
 
 @functools.cache
-def check(target: Target, python: str = sys.executable) -> str | None:
+def check(target: Target) -> str | None:
     """Prove this machine is what ``target`` claims, before anything is recorded on it: what its check
     printed (None without a check), or TargetCheckFailed saying why not. An emulated target's check must
     print something else in its host's environment, or it cannot tell whether the limits took effect."""
@@ -289,7 +269,7 @@ def check(target: Target, python: str = sys.executable) -> str | None:
         raise TargetCheckFailed(f"none of {', '.join(target.detect)} is on this machine")
     if target.check is None:
         return None
-    printed, done = _printed(target, python)
+    printed, done = _printed(target, target.check.code)
     if done.returncode != 0 or printed != target.check.prints:
         raise TargetCheckFailed(
             f"its check printed {printed!r}, not {target.check.prints!r}"
@@ -297,7 +277,7 @@ def check(target: Target, python: str = sys.executable) -> str | None:
             + f"; the check, run with {dict(target.env)}: {target.check.code}"
         )
     if target.host is not None:
-        unlimited, _ = _printed(dataclasses.replace(target, env=target.host_env), python)
+        unlimited, _ = _printed(dataclasses.replace(target, env=target.host_env), target.check.code)
         if unlimited == printed:
             raise TargetCheckFailed(
                 f"its check prints {printed!r} in its host {target.host}'s environment too "

@@ -1,17 +1,12 @@
 """The sandbox every snippet runs in: bubblewrap (``bwrap``, what Flatpak uses). Standard library only.
 
-A run sees the whole machine read-only (the project, its ``.git`` and ``.cache`` included), writes
-only to its own working and temporary folders (removed after it), has no network, and lives in a
-new PID namespace: every process it started ends with it, and ``--die-with-parent`` ends the
-sandbox when the recorder dies, even by SIGKILL. A CPU kind sees a minimal ``/dev``; a kind with a
-device sees the machine's. ``Limits`` bound its memory and the size of any file it writes.
-
-Where bubblewrap cannot run (not installed; user namespaces restricted by AppArmor on Ubuntu 24.04
-or by Docker's default seccomp profile), a run is refused unless unsandboxed runs are accepted
-(``--allow-unsandboxed``, or ``RECORDED_ALLOW_UNSANDBOXED=1``). Such a run still gets the limits,
-its own folders and a supervisor that ends every process it leaves, but can write wherever its
-user can.
-"""
+A run sees the machine read-only (``.git`` and ``.cache`` too), writes only to its own folders, has
+no network, and lives in a PID namespace that ends with it and, by ``--die-with-parent``, with the
+recorder, even on SIGKILL. Only a kind with a device sees the machine's ``/dev``. ``Limits`` bound
+its memory and file sizes. Where bubblewrap cannot run (missing; user namespaces restricted by
+AppArmor on Ubuntu 24.04 or Docker's seccomp profile), runs are refused unless unsandboxed ones are
+accepted (``--allow-unsandboxed``): these keep the limits, their folders and a supervisor that ends
+every process they leave, but can write wherever the user can."""
 
 from __future__ import annotations
 
@@ -36,7 +31,7 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one run may take: its private writable memory (RLIMIT_DATA), any one file (RLIMIT_FSIZE)."""
+    """What one run may take: its writable memory (RLIMIT_DATA), any one file (RLIMIT_FSIZE)."""
 
     memory_bytes: int = 8 << 30
     file_bytes: int = 1 << 30
@@ -46,9 +41,8 @@ class Limits:
         return cls(int(settings.memory_gib * 2**30), int(settings.file_size_mib * 2**20))
 
     def around(self, python: str, argv: Sequence[str]) -> list[str]:
-        """``argv`` under these limits, soft and hard, so the run cannot raise them. On Linux its
-        life is also tied to this process's (PR_SET_PDEATHSIG, kept across the exec), so a
-        recorder killed before bubblewrap's own --die-with-parent takes hold leaves nothing."""
+        """``argv`` under these limits, soft and hard, so the run cannot raise them. On Linux it also
+        dies with this process (PR_SET_PDEATHSIG), even before bubblewrap's --die-with-parent holds."""
         limits = [str(self.memory_bytes), str(self.file_bytes), str(os.getpid())]
         return [python, "-I", "-S", "-c", _LIMITED, *limits, *argv]
 
@@ -100,8 +94,7 @@ def why_not() -> str | None:
 def required() -> bool:
     """Whether runs go in the sandbox: yes where it works; where it does not, no if unsandboxed
     runs were accepted, else SandboxUnavailable saying why and what to do."""
-    why = why_not()
-    if why is None:
+    if (why := why_not()) is None:
         return True
     if switched_on(os.environ.get(ALLOW_UNSANDBOXED, "")):
         return False
@@ -193,9 +186,10 @@ sys.exit(os.WEXITSTATUS(status))
 
 
 def snippet_command(
-    python: str, script: Path, work: Path, writable: list[Path], device: bool, binds: list[str]
+    script: Path, work: Path, writable: list[Path], device: bool, binds: list[str]
 ) -> list[str]:
     """A snippet's command: in the sandbox, or, unsandboxed, under the supervisor."""
+    python = sys.executable
     if required():
         return command([python, str(script)], work, writable, device, binds)
     if sys.platform.startswith("linux"):

@@ -13,11 +13,9 @@ from .record import plan
 
 
 def split(items: list[Standing], index: int, count: int) -> list[Standing]:
-    """The items that runner ``index`` of ``count`` (1-based) takes, in their given order.
-    Deterministic, so every runner computes the same split from the same checkout: greedy
-    longest-processing-time by ``weights``, the longest first to the least-loaded runner (the
-    lowest number on a tie; equal durations by snippet name). Each target is split separately;
-    items not applicable to their target take part in no shard."""
+    """The items that runner ``index`` of ``count`` (1-based) takes, in their given order; the same
+    on every runner: each target's applicable items, longest first (``weights``, then by name), each
+    to the least-loaded runner (the lowest number on a tie)."""
     if not 1 <= index <= count:
         raise ValueError(f"shard {index}/{count}: need 1 <= I <= N")
     taken: set[int] = set()
@@ -35,8 +33,7 @@ def split(items: list[Standing], index: int, count: int) -> list[Standing]:
 
 @dataclass(frozen=True)
 class Shard:
-    """Shard ``index`` of ``count`` on one target, computed once: the recorder runs its items,
-    --list and --check show them."""
+    """Shard ``index`` of ``count`` on one target: the recorder runs its items, --list shows them."""
 
     index: int
     count: int
@@ -60,16 +57,8 @@ def take(published: Store, snippets: list[Snippet], target: Target, which: tuple
     taken = split(items, index, count)
     applicable = [i for i in items if i.state is not State.NOT_APPLICABLE]
     expected = weights(applicable)
-    return Shard(
-        index,
-        count,
-        target,
-        tuple(taken),
-        len(applicable),
-        seconds=sum(expected[id(i)] for i in taken),
-        total=sum(expected.values()),
-        durations_known=any(i.last_duration is not None for i in items),
-    )
+    seconds, known = sum(expected[id(i)] for i in taken), any(i.last_duration is not None for i in items)
+    return Shard(index, count, target, tuple(taken), len(applicable), seconds, sum(expected.values()), known)
 
 
 def weights(items: list[Standing]) -> dict[int, float]:

@@ -3,6 +3,7 @@ library versions (probed in the snippets' interpreter and environment) and the g
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -14,14 +15,6 @@ from ..config import targets
 from ..config.devices import Device
 from ..model import machines
 from . import runner
-
-
-def _run(cmd: list[str], **kw) -> str | None:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True, **kw).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-
 
 # Read the versions from the installed packages' metadata, which takes milliseconds where
 # importing torch takes seconds; a device's own probe imports what it needs.
@@ -37,20 +30,17 @@ print(json.dumps({"python": platform.python_version(), "numpy": version("numpy")
 """
 
 
-def _last_json(
-    python: str, script: str, env: dict[str, str], what: str, error: type[Exception], device: bool = False
-):
+def _last_json(script: str, env: dict[str, str], what: str, error: type[Exception], device: bool = False):
+    """What ``script`` printed as JSON on its last line, in the snippets' interpreter."""
     try:
         with runner.folder("probe") as tmp:
-            done = runner.run_code(python, script, Path(tmp), env, device)
+            done = runner.run_code(script, Path(tmp), env, device)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise error(f"could not run {what} with {python} ({exc})") from None
+        raise error(f"could not run {what} with {sys.executable} ({exc})") from None
     last = runner.last_line(done.stdout)
-    try:
+    with contextlib.suppress(ValueError):
         if done.returncode == 0:
             return json.loads(last)
-    except ValueError:
-        pass
     raise error(
         f"{what} did not print JSON as its last line (it printed {last!r}"
         + (f", exit code {done.returncode}: {runner.last_line(done.stderr)}" if done.returncode else "")
@@ -62,14 +52,14 @@ class ProbeFailed(targets.TargetError):
     """A target's device probe that did not describe a device: nothing is recorded on it."""
 
 
-def probe(env: dict[str, str], python: str = sys.executable, device: Device | None = None) -> dict:
+def probe(env: dict[str, str], device: Device | None = None) -> dict:
     """Library versions as the snippets see them, and ``device`` as its probe describes it (under
     "gpu", the name recordings have always used; None without a device)."""
-    info = _last_json(python, _VERSIONS, env, "the version probe", RuntimeError)
+    info = _last_json(_VERSIONS, env, "the version probe", RuntimeError)
     info["gpu"] = None
     if device is not None:
         what = f"the {device.key} device's probe"
-        found = _last_json(python, device.probe, env, what, ProbeFailed, device=True)
+        found = _last_json(device.probe, env, what, ProbeFailed, device=True)
         if found is not None and not (isinstance(found, dict) and isinstance(found.get("name"), str)):
             raise ProbeFailed(
                 f'{what} printed {found!r}: it must print a JSON object with a "name", '
@@ -79,29 +69,32 @@ def probe(env: dict[str, str], python: str = sys.executable, device: Device | No
     return info
 
 
-def git(root: Path) -> dict:
+def _git(root: Path, *args: str) -> str | None:
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # asking writes nothing into .git
-    commit = _run(["git", "-C", str(root), "rev-parse", "HEAD"], env=env)
-    status = _run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], env=env)
-    return {
-        "commit": commit.strip() if commit else None,
-        "dirty": bool(status.strip()) if status is not None else None,
-    }
+    try:
+        return subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=60, check=True, env=env
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
-def machine(
-    root: Path, env: dict[str, str], python: str = sys.executable, device: Device | None = None
-) -> dict:
-    info = probe(env, python, device)
+def machine(root: Path, env: dict[str, str], device: Device | None = None) -> dict:
+    info = probe(env, device)
     try:
         flags = targets.load(root).flags
     except targets.TargetError:
         flags = ()
+    commit = _git(root, "rev-parse", "HEAD")
+    status = _git(root, "status", "--porcelain", "--untracked-files=no")
     return {
         "os": platform.platform(),
         "cpu": machines.this_cpu(flags),
         **{key: info[key] for key in ("gpu", "python", "torch", "numpy")},
-        "git": git(root),
+        "git": {
+            "commit": commit.strip() if commit else None,
+            "dirty": bool(status.strip()) if status is not None else None,
+        },
         # Each run gets an empty TORCHINDUCTOR_CACHE_DIR: its model is compiled afresh (torch's
         # precompiled C++ header, a machine's once-only cost, is shared: runner._precompiled).
         "compile_cache": "cold",
