@@ -1,6 +1,5 @@
 """``record_runs.py --compare``: run the snippets here (never into recordings/) and print this
-machine's verdict and timing lines beside the published ones of every target, paired by kind,
-label and how many times the label came before (model/lines.py)."""
+machine's verdict and timing lines beside every target's published ones (paired as model/lines.py says)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ from .options import Options, UsageError
 from .record import cannot, record_with, save_bundle
 from .report import say_shard
 
-#: The terminal a report must fit by default.
-WIDTH = 100
+WIDTH = 100  #: the terminal a report must fit by default
 LABEL = 31  #: the row labels' column
 CELL = 17  #: each machine's column: "within noise 3/3" fits
 
@@ -34,25 +32,14 @@ CELL = 17  #: each machine's column: "within noise 3/3" fits
 Column = tuple[str, Recording | None, dict]
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _cells(texts: Iterable[str]) -> str:
-    return "".join(f"{_clip(text, CELL - 1):<{CELL}}" for text in texts)
+def _cells(texts: Iterable[str], width: int = CELL) -> str:
+    """Each text in a column ``width`` wide, cut with "…" where it would touch the next."""
+    return "".join(f"{t if len(t) < width else t[: width - 2] + '…':<{width}}" for t in texts)
 
 
 def machine_words(m: Machine) -> str:
     torch = m.release("torch")
     return describe.short_machine(m, False) + (f" · torch {torch}" if torch else "")
-
-
-def _count(rec: Recording, line: Line, n: int) -> str:
-    """A verdict with how many fresh runs gave it: "faster 3/3"."""
-    said = answers(rec.outputs, line.label, n)
-    return (
-        f"{line.value} {said.count(line.value)}/{len(said)}" if line.value in TIMING_VERDICTS else line.value
-    )
 
 
 def busy_line(rec: Recording) -> str:
@@ -65,9 +52,8 @@ def busy_line(rec: Recording) -> str:
 def table(
     published: Store, snippets: list[Snippet], here: dict[str, Recording], skipped: dict[str, str], first: str
 ) -> str:
-    """The comparison for a 100-column terminal: ``first``, the machines, then per snippet one row
-    per verdict or timing line, this machine's value beside each published tab's (only the
-    tabs that recorded something), and a summary of where this machine agrees and differs."""
+    """The comparison for a 100-column terminal: ``first``, the machines, per snippet a row per verdict
+    or timing line, this machine's value beside each published tab's, and where they agree and differ."""
     shown = [t for t in published.targets if any(published.standing(s, t).recording for s in snippets)]
     out = [first]
     for i, t in enumerate(shown):
@@ -83,10 +69,9 @@ def table(
     for s in snippets:
         mine = here.get(s.name)
         out += _head(s, mine, skipped.get(s.name))
+        theirs = [(t.tab, published.standing(s, t).recording) for t in shown]
         columns: list[Column] = [("here", mine, parse(mine.stdout) if mine and mine.ok else {})]
-        for t in shown:
-            rec = published.standing(s, t).recording
-            columns.append((t.tab, rec, parse(rec.stdout) if rec else {}))
+        columns += [(tab, rec, parse(rec.stdout) if rec else {}) for tab, rec in theirs]
         out += _rows(columns)
         for key, line in columns[0][2].items():
             others = {tab: o.value for tab, _, lines in columns[1:] if (o := lines.get(key)) is not None}
@@ -94,11 +79,11 @@ def table(
                 elsewhere = ", ".join(f"{v} on {tab}" for tab, v in others.items() if v != line.value)
                 verdicts.append(elsewhere and f"  {s.name}: {line.label}: {line.value} here; {elsewhere}")
     differs = [v for v in verdicts if v]
-    if not verdicts:
-        return "\n".join([*out, "", "Summary: no verdict here to compare with the published tabs."]) + "\n"
     summary = (
         f"Summary: {len(verdicts) - len(differs)} of the {len(verdicts)} verdicts this machine printed agree "
         "with every published tab that printed them" + ("; these differ:" if differs else ".")
+        if verdicts
+        else "Summary: no verdict here to compare with the published tabs."
     )
     out += ["", *textwrap.wrap(summary, WIDTH)]
     out += [textwrap.fill(d, WIDTH, subsequent_indent="    ") for d in differs]
@@ -107,13 +92,10 @@ def table(
 
 def _head(s: Snippet, mine: Recording | None, why: str | None) -> list[str]:
     """A snippet's first lines: how its run here went."""
-    if why:
-        head = f"skipped here ({why})"
-    elif mine:
+    head = f"skipped here ({why})" if why else "not run here"
+    if mine and not why:
         runs = f"{len(mine.runs)} run{'s' * bool(mine.later_runs)}"
         head = f"{mine.status} here, {runs}, {mine.duration_s:.1f} s" + (" each" if mine.later_runs else "")
-    else:
-        head = "not run here"
     out = ["", textwrap.fill(f"{s.name}: {head}", WIDTH, subsequent_indent="  ")]
     out += [f"  {said}"] if mine and (said := busy_line(mine)) else []
     if mine and not mine.ok:
@@ -130,19 +112,26 @@ def _rows(columns: list[Column]) -> list[str]:
     out = []
     for group in groups if keys else []:
         cols = [columns[0], *group]
-        out.append((f"  {'':<{LABEL - 2}}" + _cells(c[0] for c in cols)).rstrip())
+        out.append((" " * LABEL + _cells(c[0] for c in cols)).rstrip())
         for key in keys:
             cells = [
                 _count(rec, line, key[2]) if rec and (line := lines.get(key)) else "-"
                 for _, rec, lines in cols
             ]
-            label = _clip(shown_label(key[1], key[2]), LABEL - 3)
-            out.append((f"  {label:<{LABEL - 2}}" + _cells(cells)).rstrip())
+            out.append(("  " + _cells([shown_label(key[1], key[2])], LABEL - 2) + _cells(cells)).rstrip())
     return out
 
 
+def _count(rec: Recording, line: Line, n: int) -> str:
+    """A verdict with how many fresh runs gave it: "faster 3/3"."""
+    if line.value not in TIMING_VERDICTS:
+        return line.value
+    said = answers(rec.outputs, line.label, n)
+    return f"{line.value} {said.count(line.value)}/{len(said)}"
+
+
 def compare_target(store: Store, opts: Options, snippets: list[Snippet]) -> tuple[Target, str]:
-    """The one target --compare runs on, and why (for the skipped-snippet notes)."""
+    """The one target --compare runs on, and why (for the notes on snippets it cannot run)."""
     if (opts.target or AUTO) == ALL:
         raise UsageError("--compare runs on one target: name it with --target, or use --target auto.")
     if opts.target not in (AUTO, None) and len(named(store.targets, opts.target)) > 1:
@@ -153,8 +142,6 @@ def compare_target(store: Store, opts: Options, snippets: list[Snippet]) -> tupl
     target = choice.chosen[0]  # one named target, or the auto one (else choose raised)
     if choice.named:
         return target, f"--target {target}"
-    if not snippets:
-        return target, "the first auto target this machine has"  # nothing will run
     return target, choice.why() or "the first auto target this machine can run"
 
 
@@ -166,20 +153,16 @@ def do_compare(opts: Options, published: Store, snippets: list[Snippet], made: l
         snippets = [s for s in snippets if s.name in mine.names or not s.runs_on(target)]
     with tempfile.TemporaryDirectory(prefix="record-runs-compare-") as tmp:
         # Without --out the runs go to a scratch store, thrown away: recordings/ is never written.
-        store = Store(published.root, Path(opts.out) if opts.out else Path(tmp), published.targets)
+        store = Store(published.root, Path(opts.out or tmp), published.targets)
         items = plan(store, snippets, (target,))
         needs = f"and this run is on {target} ({why})"
-        skipped = {
-            i.snippet.name: f"needs {', '.join(sorted(i.snippet.requires))}, {needs}"
-            for i in items
-            if i.state is State.NOT_APPLICABLE
-        }
+        inapplicable = [i.snippet for i in items if i.state is State.NOT_APPLICABLE]
+        skipped = {s.name: f"needs {', '.join(sorted(s.requires))}, {needs}" for s in inapplicable}
         here: dict[str, Recording] = {}
 
         def keep(rec: Recording, written: bool) -> None:
             here[rec.snippet] = rec
-            if written:
-                made.append(rec)
+            made.extend([rec] if written else [])
 
         # A reader compares on the machine they have: busy runs are kept, and marked.
         kept_busy = dataclasses.replace(opts, refuse_busy=False)

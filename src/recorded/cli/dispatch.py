@@ -7,6 +7,7 @@ import dataclasses
 import os
 import signal
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from .. import Terminated, terminate
@@ -41,30 +42,26 @@ REPORTED = (
 
 
 def main(argv: list[str] | None = None, root: Path | None = None, prog: str | None = None) -> int:
-    """The recorder for the project at root (default: the current folder); messages name ``prog``
-    (MODULE, or a script's path as typed). Everything it prints goes through SafeStream: a
-    recording's text never reaches the terminal with its control characters."""
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(streams[0]), SafeStream(streams[1])
-    try:
-        previous = signal.signal(signal.SIGTERM, terminate)
-    except ValueError:  # not the main thread: leave SIGTERM as it is
-        previous = None
-    unsandboxed = os.environ.get(ALLOW_UNSANDBOXED)
-    try:
-        root = Path(root or Path.cwd())
-        opts = parse_args(argv, *program(prog, root))
-        if opts.allow_unsandboxed:  # for every run this command starts, the checks' and probes' too
-            os.environ[ALLOW_UNSANDBOXED] = "1"
-        return _run(opts, root)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-        sys.stdout, sys.stderr = streams
-        if unsandboxed is None:
+    """The recorder for the project at root (default: the current folder); messages name ``prog``.
+    All it prints goes through SafeStream: no recording's control characters reach the terminal."""
+    with redirect_stdout(SafeStream(sys.stdout)), redirect_stderr(SafeStream(sys.stderr)):
+        try:
+            previous = signal.signal(signal.SIGTERM, terminate)
+        except ValueError:  # not the main thread: leave SIGTERM as it is
+            previous = None
+        unsandboxed = os.environ.get(ALLOW_UNSANDBOXED)
+        try:
+            root = Path(root or Path.cwd())
+            opts = parse_args(argv, *program(prog, root))
+            if opts.allow_unsandboxed:  # for every run this command starts, the checks' and probes' too
+                os.environ[ALLOW_UNSANDBOXED] = "1"
+            return _run(opts, root)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
             os.environ.pop(ALLOW_UNSANDBOXED, None)
-        else:
-            os.environ[ALLOW_UNSANDBOXED] = unsandboxed
+            if unsandboxed is not None:
+                os.environ[ALLOW_UNSANDBOXED] = unsandboxed
 
 
 def _run(opts: Options, root: Path) -> int:
@@ -126,8 +123,7 @@ def dispatch(opts: Options, published: Store, made: list[Recording]) -> int:
 
 
 def _upgrade(store: Store) -> int:
-    """Bring every recording up to this version's schema (recording.migrate), as ``asv update``
-    does its results; one that cannot be read is left as it is, and said."""
+    """Every recording in this version's schema (recording.migrate); one that cannot be read is said."""
     upgraded = current = 0
     for path in store.recording_files():
         try:
@@ -141,12 +137,8 @@ def _upgrade(store: Store) -> int:
             continue
         write_atomically(path, rec.to_json())
         upgraded += 1
-        code = (
-            ""
-            if rec.code_sha256
-            else " (recorded with an earlier version of the code, which it does not hold)"
-        )
-        print(f"upgraded   {store.shown(path)}{code}")
+        earlier = " (recorded with an earlier version of the code, which it does not hold)"
+        print(f"upgraded   {store.shown(path)}{'' if rec.code_sha256 else earlier}")
     print(f"{upgraded} upgraded to schema {SCHEMA_VERSION}, {current} already current")
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ..config.settings import MAX_RUNS
@@ -43,113 +44,73 @@ class Options:
     max_bundle_mb: float = MAX_BUNDLE_MB
     budget: float | None = None
     allow_unsandboxed: bool = False
-    #: The recorder as the user started it, for message prefixes ("scripts/record_runs.py"),
-    #: and as a command to type again, interpreter included, for fix lines.
-    prog: str = SCRIPT
-    command: str = f"python {SCRIPT}"
+    prog: str = SCRIPT  # the recorder as started, for message prefixes ("scripts/record_runs.py")
+    command: str = f"python {SCRIPT}"  # the same to type again, interpreter included, for fix lines
 
 
-#: The --help examples; {prog} is the recorder as the user started it. Each command stands
-#: on its own line, so a long one (`.venv/bin/python -m recorded`) cannot break the layout.
+#: The --help examples; {prog} is the recorder as started. Each command stands on its own line,
+#: so a long one (`.venv/bin/python -m recorded`) cannot break the layout.
 EPILOG = """\
 examples:
   {prog}
-      record what is missing, stale or failed, on every target this machine can run (the
-      targets live in pyproject.toml; a target whose check fails here is skipped, with the
-      reason)
-  {prog} --target cpu-avx2
-      record on one target only (--target cpu,cpu-avx2: on those two)
+      record what is missing, stale or failed on every target this machine can run (a target
+      whose check fails here is skipped, with the reason)
   {prog} my_lesson/02_topic.py
-      record one snippet if it is missing, stale or failed (a fresh one is not re-run; add
-      --force for that)
+      record it if missing, stale or failed (a fresh one is not re-run; add --force for that)
   {prog} --check
-      list missing, stale and failed recordings; exit 1 if any that must be fresh (targets
-      marked required always, the others with --strict)
-  {prog} --list
-      every snippet and target, with state and last duration
+      list what must be recorded; exit 1 if a recording that must be fresh is not (see --strict)
 
 hardware runners in CI:
   {prog} --target NAME --bundle NAME.json
-      record as usual, and also write every recording this run made into one file (an
-      empty bundle when nothing needed recording), to upload as an artifact
+      record as usual, and write what it recorded into one file to upload (empty if nothing was)
   {prog} --shard 2/3 --bundle part2.json
-      take the second third of the snippets: the split is balanced by the durations
-      recorded in recordings/, is the same on every runner, and the 3 shards cover every
-      snippet exactly once (--list/--check --shard show one shard's part)
+      the second of 3 shards, the same on every runner; the 3 cover every snippet exactly once
   {prog} --force --out scratch/ --bundle out/ --budget 420
-      every snippet on every kind this machine is, into one bundle in out/ named for its
-      kinds, machine and date, recordings/ untouched; the runs that fit 420 s by the stored
-      durations, what renews most first (`make device-record` on a lent GPU machine)
+      every kind this machine is, into one bundle in out/, for 420 s at most (make device-record)
   {prog} --import cpu.json other.json
-      merge bundles into recordings/, each all or nothing: a bundle that is damaged, names
-      an unknown snippet or target, or holds a recording of an older version of a snippet
-      is refused; a failed run never replaces a good recording; importing a bundle twice
-      changes nothing. Exit 1 if anything was refused
-  {prog} --import old.json --allow-stale
-      import recordings of an earlier version of a snippet's code anyway; the site shows
-      them labelled as such, and --check lists them
+      merge bundles, each all or nothing: one that is damaged, names an unknown snippet or target,
+      or holds an older version of a snippet is refused; a failed run never replaces a good
+      recording; importing a bundle twice changes nothing
 
 readers:
   {prog} --compare my_lesson/06_timing.py
-      run snippets here, without touching recordings/, and print this machine's verdict
-      lines (": True"/": False") and timings beside each target's published ones
-  {prog} --compare --out mine/
-      the same, and keep this machine's recordings in mine/<target>/... (the layout of
-      recordings/)
-  {prog} --out mine/
-      record into mine/ instead of recordings/; only what is missing, stale or failed there
-      runs
+      run a snippet here and print its verdicts and timings beside each target's published ones
 
 exit status: 0 done; 1 a run failed, something must be recorded (--check) or a bundle was
 refused (--import); 2 bad usage (nothing was run or written)
 """
 
-#: Each option's help, by its dest; argparse reflows it.
+#: Each option's help, by its dest (the short ones are where they are declared); argparse reflows it.
 HELP = {
-    "snippets": "snippet paths (under snippets/, or with the snippets/ prefix); default: all. A named "
-    "snippet runs only if its recording is missing, stale or failed, unless --force",
-    "target": "a target from pyproject.toml ([tool.recorded.targets.NAME]), or several separated by commas; "
-    "'all': every target this machine can run (the default when recording); 'auto': the first of "
-    "[tool.recorded] auto that this machine can run (the default with --compare)",
-    "force": "re-record even fresh recordings",
-    "replace_machine": "with --target: re-record its whole tab here, replacing another machine's",
+    "snippets": "snippet paths under snippets/ (default: all); each runs only if missing, stale or failed",
+    "target": "a target of pyproject.toml, or several, comma-separated; 'all': each this machine can "
+    "run (the default when recording); 'auto': the first of [tool.recorded] auto it can run (the default "
+    "with --compare)",
     "timeout": "per-snippet limit (default: the snippet's own, else 300)",
-    "fail_fast": "stop at the first failed run",
-    "refuse_busy": "the default: do not record a timing snippet (metadata timing = true) while other work "
-    "uses more than a quarter of the CPUs, before or after a run",
-    "keep_busy": "keep a timing snippet's run even when other work used more than a quarter of the CPUs "
-    "around it (the recording says how busy the machine was)",
-    "runs": "how many times to run each timing snippet, each in a fresh process (default: [tool.recorded] "
-    "runs in pyproject.toml, else 3); the page shows how many runs gave each verdict",
-    "check": "run nothing; list missing, stale and failed recordings",
-    "list": "run nothing; show every snippet and target with its state",
-    "compare": "run the snippets here without touching recordings/ and print this machine's verdict and "
-    "timing lines beside the published ones",
+    "refuse_busy": "the default: record no timing snippet while other work uses over a quarter of the CPUs",
+    "keep_busy": "keep such a timing run anyway (the recording says how busy the machine was)",
+    "runs": "how many fresh processes run each timing snippet (default: [tool.recorded] runs, else 3)",
+    "compare": "run the snippets here, recordings/ untouched, and print this machine's verdicts and "
+    "timings beside the published ones",
     "adopt": "move recordings/FROM/ to target TO, each only if its machine fits TO",
     "upgrade": "run nothing; rewrite every recording in recordings/ (or --out) in this version's schema",
     "files": "merge bundles (from --bundle) into recordings/, each all or nothing",
-    "strict": "with --check: every target's recordings must be fresh, not only those marked required "
-    "(the release rule)",
-    "bundle": "also write every recording this run made into FILE (atomically); a folder (an existing one, "
-    "or a path ending in /): into a file there named for the kinds, the machine and the date",
-    "allow_unsandboxed": "where bubblewrap cannot make a sandbox (not installed, user namespaces off), run "
-    "snippets without one: they can then write wherever you can. Without it such a machine records nothing",
-    "budget": "record only what fits in this many seconds by the durations recordings/ stores: what is "
-    "missing, stale or failed first, a device's target first, then the oldest; the rest is said and left",
-    "max_bundle_mb": f"with --import: read no bundle larger than this (default {MAX_BUNDLE_MB:g} MB)",
-    "allow_stale": "with --import: import recordings of an earlier version of a snippet's code, shown "
-    "labelled as such",
-    "shard": "take only shard I of N: the snippets split across N runners, balanced by their recorded "
-    "durations",
-    "out": "use DIR instead of recordings/ (DIR/<target>/<snippet>.json): to record into, or with --compare "
-    "to keep this machine's runs",
+    "strict": "with --check: every target must be fresh, not only those marked required (the release rule)",
+    "bundle": "also write every recording made into FILE; into a folder (existing, or ending in /): a "
+    "file named for the kinds, the machine and the date",
+    "allow_unsandboxed": "where bubblewrap cannot sandbox, run snippets unsandboxed, able to write wherever "
+    "you can (without it, such a machine records nothing)",
+    "budget": "record only what fits this many seconds by the stored durations, what renews most first",
+    "allow_stale": "with --import: also import recordings of an earlier version of a snippet, so labelled",
+    "shard": "take only shard I of N: the snippets split across N runners by recorded durations (with "
+    "--list or --check: show that shard's part)",
+    "out": "record into DIR/<target>/<snippet>.json instead of recordings/ (--compare: keep its runs there)",
 }
 
 
 def program(started: str | None, root: Path) -> tuple[str, str]:
-    """The recorder's name for messages (``scripts/record_runs.py``, ``python -m recorded``) and
-    the command to type again, interpreter included. ``started``: MODULE, a script's path as
-    typed (sys.argv[0]), or None (a caller in Python: the documented script)."""
+    """The recorder's name for messages and the command to type again, interpreter included.
+    ``started``: MODULE, a script's path as typed (sys.argv[0]), or None (the documented script)."""
     python = this_python(root)
     if started == MODULE:
         return f"{python} -m recorded", f"{python} -m recorded"
@@ -176,30 +137,32 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
         epilog=EPILOG.format(prog=prog),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    flag = partial(p.add_argument, action="store_true")
     p.add_argument("snippets", nargs="*", metavar="SNIPPET", help=HELP["snippets"])
     p.add_argument("--target", metavar="NAME", help=HELP["target"])
-    p.add_argument("--force", action="store_true", help=HELP["force"])
-    p.add_argument("--replace-machine", action="store_true", help=HELP["replace_machine"])
+    flag("--force", help="re-record even fresh recordings")
+    flag("--replace-machine", help="with --target: re-record its whole tab here, replacing another machine's")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help=HELP["timeout"])
-    p.add_argument("--fail-fast", action="store_true", help=HELP["fail_fast"])
+    flag("--fail-fast", help="stop at the first failed run")
     busy = p.add_mutually_exclusive_group()
     busy.add_argument("--refuse-busy", action="store_true", default=True, help=HELP["refuse_busy"])
     busy.add_argument("--keep-busy", action="store_false", dest="refuse_busy", help=HELP["keep_busy"])
     p.add_argument("--runs", type=int, metavar="N", help=HELP["runs"])
     modes = p.add_mutually_exclusive_group()  # what to do instead of recording
-    for mode in ("check", "list", "compare"):
-        modes.add_argument(f"--{mode}", dest="mode", action="store_const", const=mode, help=HELP[mode])
+    mode = partial(modes.add_argument, dest="mode", action="store_const")
+    mode("--check", const="check", help="run nothing; list missing, stale and failed recordings")
+    mode("--list", const="list", help="run nothing; show every snippet and target with its state")
+    mode("--compare", const="compare", help=HELP["compare"])
     modes.add_argument("--adopt", nargs=2, metavar=("FROM", "TO"), help=HELP["adopt"])
-    modes.add_argument("--upgrade", dest="mode", action="store_const", const="upgrade", help=HELP["upgrade"])
+    mode("--upgrade", const="upgrade", help=HELP["upgrade"])
     modes.add_argument("--import", dest="files", nargs="+", metavar="FILE", help=HELP["files"])
-    p.add_argument("--strict", action="store_true", help=HELP["strict"])
+    flag("--strict", help=HELP["strict"])
     p.add_argument("--bundle", metavar="FILE", help=HELP["bundle"])
-    p.add_argument("--allow-unsandboxed", action="store_true", help=HELP["allow_unsandboxed"])
+    flag("--allow-unsandboxed", help=HELP["allow_unsandboxed"])
     p.add_argument("--budget", type=float, metavar="SECONDS", help=HELP["budget"])
-    p.add_argument(
-        "--max-bundle-mb", type=float, default=MAX_BUNDLE_MB, metavar="MB", help=HELP["max_bundle_mb"]
-    )
-    p.add_argument("--allow-stale", action="store_true", help=HELP["allow_stale"])
+    limit = f"with --import: read no bundle larger than this (default {MAX_BUNDLE_MB:g} MB)"
+    p.add_argument("--max-bundle-mb", type=float, default=MAX_BUNDLE_MB, metavar="MB", help=limit)
+    flag("--allow-stale", help=HELP["allow_stale"])
     p.add_argument("--shard", type=_shard_arg, metavar="I/N", help=HELP["shard"])
     p.add_argument("--out", metavar="DIR", help=HELP["out"])
     args = p.parse_args(argv)
@@ -212,18 +175,15 @@ def parse_args(argv: list[str] | None, prog: str = SCRIPT, command: str = f"pyth
 
 def _refuse_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit status 2, with argparse's message, for values and combinations that make no sense."""
-    if args.timeout is not None and args.timeout <= 0:
-        p.error("--timeout takes a positive number of seconds")
+    for name, unit in (("timeout", "seconds"), ("budget", "seconds"), ("max_bundle_mb", "megabytes")):
+        if (value := getattr(args, name)) is not None and value <= 0:
+            p.error(f"--{name.replace('_', '-')} takes a positive number of {unit}")
     if args.runs is not None and not 1 <= args.runs <= MAX_RUNS:
         p.error(f"--runs takes a whole number from 1 to {MAX_RUNS}")
     if args.bundle and args.mode in ("check", "list", "import"):
         p.error("--bundle goes with a run that records (or --compare), not with --check, --list or --import")
     if args.allow_stale and args.mode != "import":
         p.error("--allow-stale goes with --import")
-    if args.budget is not None and args.budget <= 0:
-        p.error("--budget takes a positive number of seconds")
-    if args.max_bundle_mb <= 0:
-        p.error("--max-bundle-mb takes a positive number of megabytes")
     if args.files and args.snippets:
         p.error("--import takes bundle files only; the snippets they hold are imported")
     if args.replace_machine and (args.target in (None, "all", "auto") or args.snippets):

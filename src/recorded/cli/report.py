@@ -48,8 +48,7 @@ def show_list(items: list[Standing], declared: dict[str, Lesson]) -> None:
 
 
 def must_record(items: list[Standing], strict: bool, store: Store, command: str) -> int:
-    """Say what must be recorded, with the ``command`` that records it; 1 if any must be fresh
-    (model/renewal.py says which)."""
+    """Say what must be recorded and the command that does it; 1 if any must be fresh (model/renewal)."""
     problems = [i for i in items if i.state in TO_RECORD]
     rule = renewal.of(store, strict)
     required = 0
