@@ -8,12 +8,10 @@
         - "vectorised at least 10x faster here: True"
     ///
 
-The body is YAML checked here: pymdownx.blocks drops a block whose header options fail
-validation without a word, and a claim silently dropped is never checked. ``read`` is the one
-reader of a page's blocks and fences (the extension, Sybil, the notebook and the benchmark
-all use it), with the renderers' rules: fences as Sybil's Markdown lexer opens and closes
-them, a block's end as pymdownx.blocks finds it. A block indented or nested in anything is
-found and marked ``nested``, so that each reader reports it instead of skipping it.
+The body is YAML checked here: pymdownx.blocks silently drops a block whose options fail
+validation, and a dropped claim is never checked. ``read`` is the one reader of a page's blocks
+and fences (extension, Sybil, notebook, benchmark), with Sybil's fence rules and pymdownx's
+block ends. A nested block is marked ``nested``, so each reader reports it instead of skipping it.
 """
 
 from __future__ import annotations
@@ -30,8 +28,7 @@ from ..config import targets as targets_
 
 NAME = "recorded"
 KEYS = ("expect", "expect_on", "highlight", "unfold")
-#: A block's header: at the left margin (``prefix`` empty) a block, after indentation, ``>``
-#: or a list marker one nested in something else.
+#: A block's header; ``prefix`` (indentation, ``>`` or a list marker) is empty at the left margin.
 HEADER = re.compile(
     rf"^(?P<prefix>[ \t>]*(?:(?:[-*+]|\d+[.)])[ \t]+)?)(?P<slashes>/{{3,}})[ \t]*"
     rf"(?i:{NAME})(?![\w-])[ \t]*(?:\|[ \t]*(?P<argument>.*?))?[ \t]*$"
@@ -44,6 +41,8 @@ FENCE = re.compile(
     r"^(?P<prefix>(?:[ \t]*>)+[ \t]*|[ \t]*(?:[-*+]|\d+[.)])[ \t]+|[ \t]*)"
     r"(?P<fence>`{3,}|~{3,})(?P<trailing>.*)$"
 )
+#: libyaml's parser where PyYAML was built with it (a page's blocks are read on every build).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class BlockError(ValueError):
@@ -73,9 +72,7 @@ def anchor(snippet: str) -> str:
 
 
 def _lines(value, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(
-        isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value
-    ):
+    if not isinstance(value, list) or not all(type(v) in (str, int, float) for v in value):  # no bool
         raise BlockError(f"{where} must be a list of printed lines, each a quoted string.")
     return tuple(str(v) for v in value)
 
@@ -90,10 +87,14 @@ def parse(
     snippet = (argument or "").strip()
     if not snippet:
         raise BlockError("the header names no snippet; write `/// recorded | my_lesson/01_intro.py`.")
+    loader = _LOADER(body)  # one parse gives the data and the nodes (for the claims' lines)
     try:
-        data, node = _load(body) if body.strip() else ({}, None)
+        node = loader.get_single_node() if body.strip() else None
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise BlockError(_yaml_problem(exc, body, first_line)) from None
+    finally:
+        loader.dispose()
     data = {} if data is None else data
     if not isinstance(data, dict):
         raise BlockError("its body must be YAML keys (expect:, expect_on:), not a bare value.")
@@ -122,20 +123,6 @@ def parse(
     return Block(snippet, expect, expect_on, tuple(unfold), highlight, _claim_lines(node))
 
 
-#: libyaml's parser where PyYAML was built with it (a page's blocks are read on every build).
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _load(body: str) -> tuple[object, yaml.Node | None]:
-    """The body's data and its node tree (for the claims' lines), from one parse."""
-    loader = _LOADER(body)
-    try:
-        node = loader.get_single_node()
-        return (loader.construct_document(node) if node is not None else None), node
-    finally:
-        loader.dispose()
-
-
 def _yaml_problem(exc: yaml.YAMLError, body: str, first_line: int | None) -> str:
     """A YAML error with its line (the page's when known), the line itself, and what YAML found."""
     mark = getattr(exc, "problem_mark", None)
@@ -149,19 +136,12 @@ def _yaml_problem(exc: yaml.YAMLError, body: str, first_line: int | None) -> str
     return f"its body is not valid YAML at {where}{shown} ({what}); claims are quoted strings in a list."
 
 
-def _claim_lines(node) -> dict[str, int]:
-    """Where each claim string sits in the body, from the YAML node marks."""
-    lines: dict[str, int] = {}
-    stack = [node] if node is not None else []
-    while stack:
-        n = stack.pop()
-        if isinstance(n, yaml.ScalarNode):
-            lines.setdefault(n.value, n.start_mark.line)
-        elif isinstance(n, yaml.SequenceNode):
-            stack.extend(n.value)
-        elif isinstance(n, yaml.MappingNode):
-            stack.extend(v for _, v in n.value)
-    return lines
+def _claim_lines(node: yaml.Node | None) -> dict[str, int]:
+    """The body line of each string value (of its last occurrence), from the YAML node marks."""
+    if isinstance(node, yaml.ScalarNode):
+        return {node.value: node.start_mark.line}
+    values = [v for _, v in node.value] if isinstance(node, yaml.MappingNode) else getattr(node, "value", [])
+    return {claim: line for value in values for claim, line in _claim_lines(value).items()}
 
 
 NESTED = (
@@ -220,7 +200,14 @@ def _with_fences(numbered: Iterator[tuple[int, str]], fences: list[Fence]) -> It
         fenced = opening is not None or m is not None
         if opening is None and m:
             opening, start = m, number
-        elif opening is not None and _closes(m, opening):
+        # Sybil's RawFencedCodeBlockLexer.match_closes_existing (a fence is one character repeated).
+        elif (
+            opening
+            and m
+            and m["fence"].startswith(opening["fence"])
+            and len(m["prefix"]) == len(opening["prefix"])
+            and not m["trailing"].strip()
+        ):
             fences.append(Fence(start, number))
             opening = None
         yield number, line, fenced
@@ -228,23 +215,9 @@ def _with_fences(numbered: Iterator[tuple[int, str]], fences: list[Fence]) -> It
         fences.append(Fence(start, None))
 
 
-def _closes(m: re.Match[str] | None, opening: re.Match[str]) -> bool:
-    """Sybil's RawFencedCodeBlockLexer.match_closes_existing."""
-    return (
-        m is not None
-        and m.group("fence")[0] == opening.group("fence")[0]
-        and len(m.group("fence")) >= len(opening.group("fence"))
-        and len(m.group("prefix")) == len(opening.group("prefix"))
-        and not m.group("trailing").strip()
-    )
-
-
 def read(text: str | list[str]) -> Page:
-    """Every ``/// recorded`` block of a page and every fenced example, in page order.
-
-    A header inside a fence is an example, not a block. A block's body ends at the first
-    line outside a fence with as many slashes as its header (pymdownx.blocks' rule).
-    """
+    """Every ``/// recorded`` block of a page and every fenced example, in page order. A header
+    in a fence is no block; a body ends at the first unfenced line of as many slashes (pymdownx's rule)."""
     lines = text.split("\n") if isinstance(text, str) else list(text)
     found: list[Found] = []
     fences: list[Fence] = []
@@ -254,33 +227,24 @@ def read(text: str | list[str]) -> Page:
         if fenced:
             continue
         if h := HEADER.match(line):
-            prefix = h.group("prefix")
-            end, body = _block_end(numbered, prefix, len(h.group("slashes")), fences)
+            prefix, end, body = h["prefix"], None, []
+            # A nested block's lines carry its indentation (or quoting): read them without it.
+            inner = (
+                (n, raw[len(prefix) :] if not raw[: len(prefix)].strip(" \t>") else raw.lstrip())
+                for n, raw in numbered
+            )
+            for n, raw, in_fence in _with_fences(inner, fences):  # a fenced line cannot close it
+                if not in_fence and (e := _END.match(raw)) and len(e["slashes"]) == len(h["slashes"]):
+                    end = n
+                    break
+                body.append(raw)
             inside = generic[-1][1] if generic else None
-            found.append(Found(number, (h.group("argument") or "").strip(), body, end, prefix, inside))
+            found.append(Found(number, (h["argument"] or "").strip(), "\n".join(body), end, prefix, inside))
         elif (e := _END.match(line)) and generic and len(e.group("slashes")) == generic[-1][0]:
             generic.pop()
         elif g := _ANY_HEADER.match(line):
             generic.append((len(g.group("slashes")), line.strip()))
     return Page(tuple(found), tuple(sorted(fences, key=lambda f: f.start)), len(lines))
-
-
-def _block_end(
-    numbered: Iterator[tuple[int, str]], prefix: str, slashes: int, fences: list[Fence]
-) -> tuple[int | None, str]:
-    """Reads a block's lines up to its closing line: that line (None: never closed) and the body.
-    Fenced lines cannot close it (superfences hides them from pymdownx)."""
-    # A nested block's lines carry its indentation (or quoting): read them without it.
-    inner = (
-        (number, line[len(prefix) :] if not line[: len(prefix)].strip(" \t>") else line.lstrip())
-        for number, line in numbered
-    )
-    body: list[str] = []
-    for number, line, fenced in _with_fences(inner, fences):
-        if not fenced and (e := _END.match(line)) and len(e.group("slashes")) == slashes:
-            return number, "\n".join(body)
-        body.append(line)
-    return None, "\n".join(body)
 
 
 def headers(lines: list[str]) -> list[tuple[int, str]]:

@@ -1,17 +1,14 @@
-"""One example on a page: the snippet's code, its regions folded, then what it printed, a tab
-per kind of machine that recorded it (in the configured order).
-
-Output printed alike on several machines is shown once. Under each output, a provenance line
-links to the machine on the recordings page; beside a timing verdict, how many fresh runs
-gave it. An output of an earlier version of the code stays, under a muted line that opens on
-what changed. Kinds with no recording of it are one muted line. A problem (model/findings.py,
-the rule the tests share) is a warning, which fails a strict build, and a box on the page.
-Every text that came from a recording is escaped (model/escape.py).
+"""One example on a page: the snippet's code, regions folded, then what it printed, a tab per
+kind of machine that recorded it (in the configured order), or once if printed alike; under each
+output, a provenance line linking to its machine. A stale output stays under a muted line that
+opens on what changed. A problem (model/findings.py, the tests' rule) is a warning and a box on
+the page. Every text that came from a recording is escaped (model/escape.py).
 """
 
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,7 +29,6 @@ class Context:
     renewal: Renewal  #: which recordings must be fresh here
     highlight: Callable[[str, str | None, str], str]  #: the page's highlighter: (code, title, classes)
     link: Callable[[str], str | None]  #: a machine's anchor -> its URL on the recordings page
-    fix: Callable[[str, str], str]  #: (snippet, target) -> the command that records it
     problems: list[str] = field(default_factory=list)
 
 
@@ -45,14 +41,9 @@ def render(spec: blocks.Block, snippet: Snippet, ctx: Context, count: int) -> st
             ctx.problems.append(_words(found, standing.snippet.name, ctx))
     shown = [s for s in standings if s.state in SHOWN and s.recording is not None]
     output = _outputs(spec, snippet, shown, ctx, count) + _not_recorded(standings, ctx, _alike(shown))
-    problems = ""
-    if ctx.problems:
-        items = "".join(f"<li>{escape.html(p)}</li>" for p in ctx.problems)
-        problems = (
-            '<div class="admonition failure recorded-problems"><p class="admonition-title">'
-            f"This example needs attention</p><ul>{items}</ul></div>"
-        )
-    return problems + code + output
+    problems = "".join(f"<li>{escape.html(p)}</li>" for p in ctx.problems)
+    box = markup.admonition("failure recorded-problems", "This example needs attention", problems, "ul")
+    return (box if problems else "") + code + output
 
 
 def _code(snippet: Snippet, spec: blocks.Block, ctx: Context) -> str:
@@ -119,23 +110,20 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Standing], ctx: C
 
 def _output(rec: Recording, claimed: list[int]) -> str:
     """What a run printed, the claimed lines marked, and beside each timing verdict how many
-    fresh runs gave it."""
-    notes = {n + 1: note for n in range(len(rec.stdout)) if (note := _runs_note(rec, n))}
+    fresh runs gave it: "in 3 of 3 runs", or "in 2 of 3 runs; slower in 1"."""
+    notes: dict[int, str] = {}
+    seen: Counter[str] = Counter()  # verdict lines with each label so far
+    for number, said in enumerate(map(lines.verdict, rec.stdout), 1):
+        if said:
+            label, value = said
+            if value in lines.TIMING_VERDICTS:
+                note = lines.runs_note(rec.outputs, value, label, seen[label])
+                notes[number] = note.removeprefix(f"{value} ")
+            seen[label] += 1
     out = markup.output_html(rec.stdout or ["(printed nothing)"], claimed, notes)
     if rec.stderr:  # a successful run's warnings: folded to one word, out of the reader's way
         out += f'<details class="recorded-stderr"><summary>stderr</summary>{markup.output_html(rec.stderr, [])}</details>'
     return out
-
-
-def _runs_note(rec: Recording, index: int) -> str:
-    """Beside a timing verdict on line ``index``: "in 3 of 3 runs", or "in 2 of 3 runs; slower
-    in 1"; "" for any other line."""
-    said = lines.verdict(rec.stdout[index])
-    if said is None or said[1] not in lines.TIMING_VERDICTS:
-        return ""
-    label, value = said
-    nth = sum(1 for line in rec.stdout[:index] if (v := lines.verdict(line)) and v[0] == label)
-    return lines.runs_note(rec.outputs, value, label, nth).removeprefix(f"{value} ")
 
 
 def _earlier(rec: Recording, snippet: Snippet) -> str:
@@ -171,22 +159,20 @@ def _alike(shown: list[Standing]) -> bool:
 
 def _not_recorded(standings: list[Standing], ctx: Context, alike: bool) -> str:
     """A muted line naming the kinds that recorded other examples but not this one, and this
-    machine's kind even if it recorded nothing. Under an output printed alike, only this
-    machine's kind: the contributor's to record; the others tell a reader nothing."""
+    machine's kind; under an output printed alike, only this machine's (the others tell a reader
+    nothing)."""
     missing = [
         s.target.tab
         for s in standings
         if s.state is State.MISSING
         and (s.target.name in ctx.renewal.here or (not alike and s.target.name in ctx.renewal.recorded))
     ]
-    if not missing:
-        return ""
-    return f'<p class="recorded-provenance recorded-missing">Not recorded yet on {escape.html(", ".join(missing))}.</p>'
+    said = f"Not recorded yet on {escape.html(', '.join(missing))}."
+    return f'<p class="recorded-provenance recorded-missing">{said}</p>' if missing else ""
 
 
 def _claimed(spec: blocks.Block, standing: Standing) -> list[int]:
-    """The 1-based lines of the run marked for the block's ``highlight`` claims, where the whole
-    group of claims finds them."""
+    """The 1-based lines marked for the ``highlight`` claims, where their whole group matches."""
     rec = standing.recording
     if rec is None or not spec.highlight:
         return []
@@ -201,7 +187,7 @@ def _claimed(spec: blocks.Block, standing: Standing) -> list[int]:
 
 def _words(found: findings.Finding, name: str, ctx: Context) -> str:
     """A finding as the page's box and the build's warning say it."""
-    label, fix = found.target.label, f"run `{ctx.fix(name, found.target.name)}`."
+    label, fix = found.target.label, f"run `{ctx.store.settings.commands.record(name, found.target.name)}`."
     of = f"the {label} recording of {name}"
     match found:
         case findings.Invalid():

@@ -1,9 +1,7 @@
-"""A Python-Markdown extension that renders ``/// recorded | snippet`` blocks: the snippet's code,
-then one tab per target with the recorded output (example.py). It reads recordings and never
-runs a snippet. Problems are warnings on the ``mkdocs`` logger, which ``mkdocs build --strict``
-turns into a failed build, and are shown in the page as well.
-
-A Markdown extension rather than an MkDocs hook: Zensical reads mkdocs.yml but not MkDocs hooks.
+"""The Python-Markdown extension that renders ``/// recorded | snippet`` blocks (example.py) and
+the generated tables (tables.py) from recordings; it never runs a snippet. Problems are warnings
+on the ``mkdocs`` logger (``--strict`` fails the build on them) and boxes on the page. An extension,
+not an MkDocs hook, because Zensical reads mkdocs.yml but not MkDocs hooks.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from ..config.settings import switched_on
 from ..model import escape, renewal
 from ..model.snippets import SnippetError, load
 from ..model.store import Store
-from . import blocks, example, inventory, markup, tables
+from . import blocks, example, markup, tables, verdict_table
 from .site import read_site
 
 log = logging.getLogger("mkdocs.extensions.recorded")
@@ -39,8 +37,8 @@ log.addFilter(_visible)
 
 
 class _Page(Preprocessor):
-    """What the extension knows about the page being converted; as a preprocessor, it reads the
-    page's blocks (blocks.read, nested ones too) before pymdownx.blocks does."""
+    """The page being converted: as a preprocessor, it reads its blocks (blocks.read, nested ones
+    too) before pymdownx.blocks does."""
 
     def __init__(self, md: Markdown, recordings_page: str | None = None):
         super().__init__(md)
@@ -88,18 +86,14 @@ class _Page(Preprocessor):
 
             url = get_relative_url(there.url, here)
         else:  # not MkDocs: directory URLs, the common default
-            depth = self.name.count("/") + (0 if self.name.endswith("index.md") else 1)
-            target = (
-                "" if self.recordings_page == "index.md" else self.recordings_page.removesuffix(".md") + "/"
-            )
-            url = "../" * depth + target
+            depth, page = self.name.count("/") + (not self.name.endswith("index.md")), self.recordings_page
+            url = "../" * depth + ("" if page == "index.md" else page.removesuffix(".md") + "/")
         return f"{url}#{anchor}" if anchor else url
 
     def _relpath(self):
-        try:
+        with contextlib.suppress(KeyError):  # a Markdown Registry has no .get
             return self.md.treeprocessors["relpath"]
-        except KeyError:  # a Markdown Registry has no .get
-            return None
+        return None
 
 
 _UNREAD = (
@@ -111,15 +105,12 @@ _UNREAD = (
 class _WarnUnread(Treeprocessor):
     """pymdownx.blocks skips a block it cannot parse without a word: say so."""
 
-    def __init__(self, page: _Page):
-        super().__init__(page.md)
-        self.page = page
-
     def run(self, root: etree.Element) -> None:
-        for found in self.page.unread:
+        page: _Page = self.md.preprocessors["recorded_headers"]
+        for found in page.unread:
             # Nested or never closed: the reason every reader shares.
             said = f": {found.problem}" if found.problem else _UNREAD
-            log.warning(f"{self.page.name}:{found.line}: `/// recorded | {found.argument}`{said}")
+            log.warning(f"{page.name}:{found.line}: `/// recorded | {found.argument}`{said}")
 
 
 class RecordedBlock(tables.RawBlock):
@@ -131,8 +122,7 @@ class RecordedBlock(tables.RawBlock):
         page: _Page = self.config["page"]
         found = page.claim((self.argument or "").strip())
         where = f"{page.name}:{found.line if found else '?'}"
-        # The tests and the notebook read closed blocks at the left margin only (blocks.read):
-        # shown here, its claims would go untested, so the build says so.
+        # The tests read only closed blocks at the left margin: any other's claims go unchecked.
         if problem := blocks.NESTED if found is None else found.problem:
             log.warning(f"{where}: `/// recorded | {self.argument or ''}`: {problem}")
         body, block.text = str(block.text or ""), None
@@ -142,8 +132,7 @@ class RecordedBlock(tables.RawBlock):
             spec = blocks.parse(self.argument, body, store.targets.names, found.line + 1 if found else None)
             snippet = load(store.snippets_dir, spec.snippet, store.targets)
             block.set("id", blocks.anchor(snippet.name))  # so other pages can link to the evidence
-            renew, fix = self.config["renewal"], store.settings.commands.record
-            ctx = example.Context(store, renew, self.highlight, page.link_to_machine, fix)
+            ctx = example.Context(store, self.config["renewal"], self.highlight, page.link_to_machine)
             shown = example.render(spec, snippet, ctx, self._next("count"))
             for message in ctx.problems:
                 log.warning(f"{where}: {message}")
@@ -156,7 +145,7 @@ class RecordedBlock(tables.RawBlock):
         block.text = self.md.htmlStash.store(shown)
 
     def highlight(self, src: str, title: str | None, extra: str) -> str:
-        return markup.highlight(self.md, src, "python", title=title, count=self._next("code"), classes=extra)
+        return markup.highlight(self.md, src, title=title, count=self._next("code"), classes=extra)
 
     def _next(self, counter: str) -> int:
         """The next number of a page-wide counter (0 first): tabs and code blocks need unique ids."""
@@ -179,7 +168,7 @@ class RecordedExtension(BlocksExtension):
         project = _project(Path(self.getConfig("root")).resolve())
         page = _Page(md, project.recordings_page)
         md.preprocessors.register(page, "recorded_headers", 40)
-        md.treeprocessors.register(_WarnUnread(page), "recorded_unread", 1)
+        md.treeprocessors.register(_WarnUnread(md), "recorded_unread", 1)
         strict = self.getConfig("strict")
         if isinstance(strict, str):  # from an environment variable via !ENV
             strict = switched_on(strict)
@@ -192,19 +181,18 @@ class RecordedExtension(BlocksExtension):
 
 @dataclass(frozen=True)
 class _Project:
-    """What every page of one build reads alike: the store, the site's layout, what must be fresh."""
+    """What every page of one build reads alike."""
 
+    stamp: tuple  #: _stamp(root) when it was read
     store: Store
     docs_dir: Path
     recordings_page: str | None
-    #: What must be fresh, without and with the release rule: one of each per build, so
-    #: that git is asked at most once, and only if a recording here is not fresh.
+    #: What must be fresh without and with the release rule, made once so git is asked once.
     renewals: dict[bool, renewal.Renewal]
 
 
 def _stamp(root: Path) -> tuple:
-    """Changes whenever anything a _Project is read from does (configuration, pages, snippets,
-    recordings, commits): a cheap stat of each, no read."""
+    """Changes whenever anything a _Project is read from does: a cheap stat of each file, no read."""
     files = [root / "pyproject.toml", root / "mkdocs.yml", root / ".git" / "HEAD", root / ".git" / "index"]
     for folder, pattern in (("recordings", "*.json"), ("docs", "*.md"), ("snippets", "*.py")):
         files += sorted((root / folder).rglob(pattern))
@@ -216,7 +204,7 @@ def _stamp(root: Path) -> tuple:
     return tuple(stats)
 
 
-_projects: dict[Path, tuple[tuple, _Project]] = {}
+_projects: dict[Path, _Project] = {}
 
 
 def _project(root: Path) -> _Project:
@@ -227,14 +215,12 @@ def _project(root: Path) -> _Project:
             f"recorded: no snippets/ folder in {root}; run from the project root or set the extension's root option."
         )
     stamp = _stamp(root)
-    known = _projects.get(root)
-    if known and known[0] == stamp:
-        return known[1]
+    if (known := _projects.get(root)) and known.stamp == stamp:
+        return known
     store, docs_dir = Store(root), read_site(root).docs_dir
     renewals = {strict: renewal.of(store, strict) for strict in (False, True)}
-    project = _Project(store, docs_dir, inventory.recordings_page(docs_dir), renewals)
-    _projects[root] = (stamp, project)
-    return project
+    _projects[root] = _Project(stamp, store, docs_dir, verdict_table.recordings_page(docs_dir), renewals)
+    return _projects[root]
 
 
 def makeExtension(**kwargs):

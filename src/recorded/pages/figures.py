@@ -1,10 +1,8 @@
-"""Figures drawn from the recordings, for any lesson.
-
-A lesson's figures module (``figures = "…py"`` in ``[tool.recorded.lessons.<name>]``) defines
-``FIGURES``: each a :class:`Figure`, a function that reads its data from the recordings and one
-that draws it with matplotlib. Each is an SVG under the lesson's ``figures_dir`` whose metadata
-holds the sha256 of its data, so a test tells when a re-recording made it out of date without
-comparing pictures. The project's script (scripts/make_figures.py) redraws them.
+"""Figures drawn from the recordings. A lesson's figures module (``figures = "…py"`` in
+``[tool.recorded.lessons.<name>]``) defines ``FIGURES``, each a :class:`Figure` that reads its
+data from the recordings and draws it with matplotlib into an SVG under the lesson's
+``figures_dir``. Its metadata holds the sha256 of its data, so a test tells when a re-recording
+made it out of date without comparing pictures. scripts/make_figures.py redraws them.
 """
 
 from __future__ import annotations
@@ -36,8 +34,7 @@ class Figure:
 
 @dataclass(frozen=True)
 class Printed:
-    """What a good recording shown on the pages printed, on which machine, and whether it ran
-    an earlier version of the snippet's code (a figure says so, as the pages do)."""
+    """What a good recording shown on the pages printed, where, and whether it is stale (say so)."""
 
     lines: list[str]
     machine: Machine
@@ -59,8 +56,7 @@ def search(pattern: str, lines: list[str]) -> re.Match | None:
 
 
 def find(pattern: str, lines: list[str], where: str) -> re.Match:
-    """The first match of pattern in the lines; a LookupError if none (the output changed: the
-    figure's reader must change with it)."""
+    """The first match of pattern in the lines; a LookupError if none (the output changed)."""
     m = search(pattern, lines)
     if m is None:
         raise LookupError(f"{where}: no printed line matches {pattern!r}")
@@ -133,9 +129,9 @@ def render(store: Store, out_dir: Path, fig: Figure) -> Path:
 
 def out_of_date(store: Store, out_dir: Path, figures: tuple[Figure, ...]) -> list[Path]:
     """The figures' files that are missing or were drawn from other data."""
-    stale = []
-    for fig in figures:
-        file = path(out_dir, fig)
-        if not file.exists() or _stamp(fig.data(store)) not in file.read_text(encoding="utf-8"):
-            stale.append(file)
-    return stale
+    return [
+        file
+        for fig in figures
+        if not (file := path(out_dir, fig)).exists()
+        or _stamp(fig.data(store)) not in file.read_text(encoding="utf-8")
+    ]

@@ -3,6 +3,7 @@ published addresses. Everything that looks for pages asks here, never assumes ``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -32,23 +33,20 @@ class Site:
         if not self.use_directory_urls:
             url = f"{path.as_posix()}.html"
         elif path.name == "index":
-            url = "" if path.parent == PurePosixPath(".") else f"{path.parent.as_posix()}/"
+            url = f"{path.parent}/".removeprefix("./")
         else:
             url = f"{path.as_posix()}/"
         url = self.site_url.rstrip("/") + "/" + url
         return f"{url}#{fragment}" if fragment else url
 
 
-def _nav_pages(nav) -> list[str]:
-    found: list[str] = []
+def _nav_pages(nav) -> Iterator[str]:
     for item in nav or []:
         value = next(iter(item.values())) if isinstance(item, dict) and len(item) == 1 else item
-        if isinstance(value, str):
-            if value.endswith(".md"):
-                found.append(value)
+        if isinstance(value, str) and value.endswith(".md"):
+            yield value
         elif isinstance(value, list):
-            found.extend(_nav_pages(value))
-    return found
+            yield from _nav_pages(value)
 
 
 def read_site(root: Path) -> Site:

@@ -1,7 +1,6 @@
 """The site's generated tables: ``/// recordings`` (every snippet on every target, and the
-machines used), ``/// machine-table`` (every verdict line beside every target) and
-``/// target-settings``. Built as elements rather than raw HTML, so MkDocs resolves and checks
-their links to pages, and every text as ``element_text``. They never run a snippet.
+machines), ``/// machine-table`` (every verdict line beside every target), ``/// target-settings``.
+Elements rather than raw HTML, so MkDocs resolves and checks their links.
 """
 
 from __future__ import annotations
@@ -9,27 +8,36 @@ from __future__ import annotations
 import logging
 import posixpath
 import xml.etree.ElementTree as etree
+from collections.abc import Iterable, Iterator
 
+from markdown.util import AtomicString
 from pymdownx.blocks.block import Block
 
 from ..config import lessons
 from ..config import targets as targets_
 from ..config.schema import Key
-from ..model import describe, lines
+from ..model import describe, escape, lines
 from ..model.store import Standing, Store
-from . import blocks, inventory, verdict_table
-from .markup import element_text
+from . import blocks, verdict_table
 
 log = logging.getLogger("mkdocs.extensions.recorded")
 
 
-def _text(
-    parent: etree.Element, tag: str, text: object, attrs: dict[str, str] | None = None
-) -> etree.Element:
-    """A child element holding ``text``, shown as written."""
+def _text(parent: etree.Element, tag: str, text: object, attrs: dict | None = None) -> etree.Element:
+    """A child element holding ``text``, shown as written: an AtomicString, or Python-Markdown's
+    inline patterns would read a ``<script>`` in a table cell again as HTML."""
     element = etree.SubElement(parent, tag, attrs or {})
-    element.text = element_text(text)
+    element.text = AtomicString(escape.visible(text))
     return element
+
+
+def _facts(parent: etree.Element, facts: Iterable[tuple[str, object]]) -> None:
+    """A list of "label: text" items."""
+    listed = etree.SubElement(parent, "ul")
+    for label, text in facts:
+        item = etree.SubElement(listed, "li")
+        _text(item, "strong", f"{label}: ")
+        _text(item, "span", text)
 
 
 def _table(parent: etree.Element, columns: list[str], scope: dict, caption: str = "") -> etree.Element:
@@ -71,7 +79,7 @@ class _TableBlock(RawBlock):
         block.text = None
         store: Store = self.config["store"]
         problems: list[str] = []
-        items = inventory.entries(store, problems)
+        items = verdict_table.entries(store, problems)
         for problem in problems:
             log.warning(f"{self.config['page'].line_of(self.NAME)}: {problem}")
         self.fill(block, store, items)
@@ -90,36 +98,27 @@ class RecordingsBlock(_TableBlock):
         # Each snippet links to the first block showing it.
         self.shown = {b.snippet: b.link for b in reversed(verdict_table.page_blocks(self.config["docs"]))}
         for orphan in store.orphans():
-            log.warning(
-                f"{orphan.relative_to(store.root).as_posix()} is a recording of no snippet "
-                "(renamed or deleted?); delete it."
-            )
-        _text(block, "p", inventory.totals(items), {"class": "recordings-totals"})
+            name = orphan.relative_to(store.root).as_posix()
+            log.warning(f"{name} is a recording of no snippet (renamed or deleted?); delete it.")
+        _text(block, "p", verdict_table.totals(items), {"class": "recordings-totals"})
         declared = lessons.load(store.root)
-        for lesson, rows in inventory.by_lesson(items, declared).items():
+        for lesson, rows in verdict_table.by_lesson(items, declared).items():
             _lesson_heading(block, "lesson-", lesson, declared)
             self.table(block, rows)
         _text(block, "h2", "Machines", {"id": "machines"})
-        for title, entry in inventory.machines(items).items():
-            m = entry.machine
+        for title, (m, made) in verdict_table.machines(items).items():
             _text(block, "h3", title, {"id": describe.anchor(m)})
-            recorded = ", ".join(t.label for t in store.targets if t in entry.targets)
+            recorded = ", ".join(t.label for t in store.targets if t in {e.target for e in made})
             features = ", ".join(describe.telling_features(m)) or "none of those listed"
             facts = {
-                "recorded": f"{entry.count} recordings, target {recorded}",
+                "recorded": f"{len(made)} recordings, target {recorded}",
                 "CPU": describe.cpu(m),
                 "CPU features that matter here": features,
                 "GPU": describe.gpu(m) or "none visible",
                 "operating system": m.get("os"),
-                "Python, torch, numpy": ", ".join(
-                    str(m.version(lib)) for lib in ("python", "torch", "numpy")
-                ),
+                "Python, torch, numpy": ", ".join(str(m.version(x)) for x in ("python", "torch", "numpy")),
             }
-            listed = etree.SubElement(block, "ul")
-            for label, value in facts.items():
-                item = etree.SubElement(listed, "li")
-                _text(item, "strong", f"{label}: ")
-                _text(item, "span", str(value))
+            _facts(block, facts.items())
 
     def table(self, parent: etree.Element, items: list[Standing]) -> None:
         body = _table(parent, ["snippet", "target", "state", "run time", "recorded", "machine"], {})
@@ -129,15 +128,9 @@ class RecordingsBlock(_TableBlock):
             if page := self.shown.get(e.snippet.name):
                 cell = etree.SubElement(cell, "a", {"href": page})
             _text(cell, "code", e.snippet.name)
-            rec = e.recording
-            values = (
-                e.target.label,
-                e.state.value,
-                f"{rec.duration_s:.1f} s" if rec else "",
-                rec.recorded_at[:10] if rec else "",
-                describe.machine(rec.machine) if rec else "",
-            )
-            for value in values:
+            r = e.recording
+            run = (f"{r.duration_s:.1f} s", r.recorded_at[:10], describe.machine(r.machine)) if r else ()
+            for value in (e.target.label, e.state.value, *(run or ("",) * 3)):
                 _text(row, "td", value)
 
 
@@ -161,17 +154,16 @@ class MachineTableBlock(_TableBlock):
         if len(torches) > 1:
             said = f"The tabs ran different PyTorch versions ({', '.join(torches)}): a difference between "
             _text(block, "p", said + "two columns may come from the version as well as from the machine.")
-        facts = etree.SubElement(block, "ul")
-        for t, seen in verdict_table.machines(store, items).items():
-            item = etree.SubElement(facts, "li")
-            _text(item, "strong", f"{t.label}: ")
+        facts = []
+        for t, seen in verdict_table.target_machines(store, items).items():
             text = f"{t.description}. "
             text += f"Recorded on {'; '.join(seen)}." if seen else "Not recorded yet on this kind of machine."
             change = describe.emulation(t, store.targets)
             if change and t.host:
                 host = store.targets[t.host].label
                 text += f" The same machine as {host}, with one thing changed: {change}."
-            _text(item, "span", text)
+            facts.append((t.label, text))
+        _facts(block, facts)
 
     def table(self, parent: etree.Element, title: str, rows: list[verdict_table.Row]) -> None:
         store: Store = self.config["store"]
@@ -220,31 +212,22 @@ class TargetSettingsBlock(RawBlock):
         for name, key in settings_rows(targets_.SCHEMA):
             term = etree.SubElement(listed, "dt")
             _text(term, "code", name)
-            _text(term, "span", value_words(key), {"class": "target-settings-value"})
+            said = "optional" if key.default in (None, [], {}) else f"default {str(key.default).lower()}"
+            said = "required" if key.required else said
+            _text(term, "span", f"{key.expected}; {said}", {"class": "target-settings-value"})
             with_code(etree.SubElement(listed, "dd"), key.means)
 
 
 def with_code(cell: etree.Element, text: str) -> None:
     """``text`` into ``cell``, its `quoted` words as code (each still plain text)."""
     parts = text.split("`")
-    cell.text = element_text(parts[0])
+    cell.text = AtomicString(escape.visible(parts[0]))
     for code, after in zip(parts[1::2], [*parts[2::2], ""], strict=False):
-        _text(cell, "code", code).tail = element_text(after)
+        _text(cell, "code", code).tail = AtomicString(escape.visible(after))
 
 
-def settings_rows(schema: dict[str, Key], prefix: str = "") -> list[tuple[str, Key]]:
+def settings_rows(schema: dict[str, Key], prefix: str = "") -> Iterator[tuple[str, Key]]:
     """Each key of a schema, a nested table's keys after it (``check.code``)."""
-    rows = []
     for name, key in schema.items():
-        rows.append((prefix + name, key))
-        if key.table:
-            rows += settings_rows(key.table, f"{prefix}{name}.")
-    return rows
-
-
-def value_words(key: Key) -> str:
-    if key.required:
-        return f"{key.expected}; required"
-    if key.default not in (None, [], {}):
-        return f"{key.expected}; default {str(key.default).lower()}"
-    return f"{key.expected}; optional"
+        yield prefix + name, key
+        yield from settings_rows(key.table or {}, f"{prefix}{name}.")
