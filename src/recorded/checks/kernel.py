@@ -1,11 +1,7 @@
-"""Run a lesson's notebook top to bottom in one Jupyter kernel, as a reader would, and write each
-snippet cell's output as that snippet's live run (checks/live.py starts it).
-
-    python -m recorded.checks.kernel ROOT LESSON FOLDER
-
-Each snippet cell, as it finishes, becomes FOLDER/<snippet>.json; the whole run FOLDER/done.json:
-every snippet cell's output and error, and the run's own error if it stopped. A cell that raises
-does not stop the run, so the cells after it still give their snippets a live run.
+"""Run a lesson's notebook top to bottom in one Jupyter kernel, as a reader would (checks/live.py starts
+it: ``python -m recorded.checks.kernel ROOT LESSON FOLDER``). Each snippet cell's result, as it finishes,
+becomes FOLDER/<snippet>.json, that snippet's live run; the whole run FOLDER/done.json, with the run's
+error if it stopped. A cell that raises does not stop the run: the cells after it still run.
 """
 
 from __future__ import annotations
@@ -33,20 +29,18 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 def cell_result(cell, seconds: float) -> RunResult:
     """What a code cell printed, as a run's result: an error output makes it a failed run."""
-    streams: dict[str, str] = {"stdout": "", "stderr": ""}
+    printed = {"stdout": "", "stderr": ""}
     error: list[str] = []
     for output in cell.outputs:
         if output.output_type == "stream":
-            streams[output.name] += output.text  # a stream is named stdout or stderr
+            printed[output.name] += output.text  # a stream is named stdout or stderr
         elif output.output_type == "error":
             error = [_ANSI.sub("", line) for frame in output.traceback for line in frame.split("\n")]
-    ending, code = (Ending.ERROR, 1) if error else (Ending.OK, 0)
-    return RunResult(
-        ending, code, streams["stdout"].splitlines(), streams["stderr"].splitlines() + error, seconds
-    )
+    stdout, stderr = printed["stdout"].splitlines(), printed["stderr"].splitlines() + error
+    return RunResult(Ending.ERROR if error else Ending.OK, 1 if error else 0, stdout, stderr, seconds)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> None:
     root, name, folder = Path(argv[0]), argv[1], Path(argv[2])
     done: dict = {"cells": {}, "error": None}
     try:
@@ -82,8 +76,7 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 (whatever stopped the run is its result)
         done["error"] = f"{type(exc).__name__}: {exc}"
     write_atomically(folder / "done.json", json.dumps(done))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])

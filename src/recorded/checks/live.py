@@ -1,11 +1,8 @@
-"""Each snippet runs live once per test session; the page's claims (checks/sybil.py) and the
-notebook's run share it. A snippet a lesson's notebook shows runs as its cell, the whole notebook in
-one kernel top to bottom as a reader runs it (checks/kernel.py); any other runs alone in a fresh
-interpreter, as the recorder runs it.
-
-Shared (``LiveRuns.share``), the runs live in a folder every pytest-xdist worker sees; a lock lets the
-first worker that needs a run start it while the others wait. The notebook runs in a process beside
-the workers and writes each cell's result as it finishes, so a page waits only for its own cells.
+"""Each snippet runs live once per test session, for the page's claims (checks/sybil.py) and the
+notebook's run alike: as its cell where a lesson's notebook shows it, the whole notebook run in one kernel
+as a reader runs it (checks/kernel.py), else alone in a fresh interpreter, as the recorder runs it.
+Shared (``LiveRuns.share``), the runs live in a folder every pytest-xdist worker sees: the first worker
+that needs a run starts it under a lock, the others wait, and a page waits only for its own cells.
 """
 
 from __future__ import annotations
@@ -30,9 +27,8 @@ from ..model.snippets import DEFAULT_TIMEOUT, Snippet
 from ..notebook import build as build_notebook
 from ..notebook import snippet_cells, with_notebooks
 from ..recorder import choose, runner, sandbox
+from ..recorder.runner import RunResult
 from ..recorder.sandbox import Limits
-
-POLL = 0.1  #: seconds between looks for a result another process is making
 
 
 class LiveRuns:
@@ -40,136 +36,111 @@ class LiveRuns:
 
     def __init__(self, run=runner.run_snippet, compile_cache: Path | None = None, threads: int | None = None):
         self._run = run
-        self.targets: Targets | None = None  # the project's, set by the parser
-        # A lasting torch.compile cache spares each test session the recompilation; the
-        # recordings, which report compile times, are always made with a cold one.
-        self.compile_cache = compile_cache
-        self.threads = threads
-        self.results: dict[tuple[str, str], runner.RunResult] = {}
-        self.count: dict[str, int] = {}
-        self._target: Target | None = None
+        # A lasting torch.compile cache spares each session recompiling (recordings compile cold).
+        self.compile_cache, self.threads = compile_cache, threads
+        self.targets: Targets | None = None  #: the project's, set by the parser
         self.limits = Limits()  #: the project's, set by the parser
-        self._shared: _Shared | None = None
+        self.results: dict[tuple[str, str], RunResult] = {}
+        self.folder: Path | None = None  #: where the runs are shared with every test process
+        self.root = Path()
+        self._in_notebook: dict[str, str] | None = None  # each snippet a notebook shows: its lesson
 
-    @property
+    @functools.cached_property
     def target(self) -> Target:
-        """The first of the project's auto targets that this machine can run. Decided once."""
-        if self._target is None:
-            self.targets = self.targets or targets_.parse({}, "pyproject.toml")
-            # The recorder's own choice (choose.py), so both agree on what this machine is.
-            chosen = choose.choose(self.targets, choose.AUTO, where="the tests' live runs")
-            self._target = chosen.chosen[0]
-        return self._target
+        """The first of the project's auto targets that this machine can run: the recorder's own
+        choice (choose.py), so both agree on what this machine is."""
+        self.targets = self.targets or targets_.parse({}, "pyproject.toml")
+        return choose.choose(self.targets, choose.AUTO, where="the tests' live runs").chosen[0]
 
     def share(self, folder: Path, root: Path) -> LiveRuns:
         """Share the runs of the project at ``root`` through ``folder`` with every test process."""
-        if self._shared is None or self._shared.folder != folder:
-            self._shared = _Shared(folder, Path(root), self)
+        if folder != self.folder:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.folder, self.root, self._in_notebook = folder, Path(root), None
         return self
 
-    def __call__(self, snippet: Snippet) -> runner.RunResult:
+    def __call__(self, snippet: Snippet) -> RunResult:
         key = (snippet.name, snippet.sha256())
         if key not in self.results:
-            self.count[snippet.name] = self.count.get(snippet.name, 0) + 1
-            self.results[key] = self._shared.result(snippet) if self._shared else self.fresh(snippet)
+            self.results[key] = self._shared(snippet, self.folder) if self.folder else self.fresh(snippet)
         return self.results[key]
 
-    def fresh(self, snippet: Snippet) -> runner.RunResult:
+    def fresh(self, snippet: Snippet) -> RunResult:
         """The snippet alone, in a fresh interpreter, as the recorder runs it."""
         options = {"compile_cache": self.compile_cache, "threads": self.threads, "limits": self.limits}
         return self._run(snippet, self.target, snippet.timeout or DEFAULT_TIMEOUT, **options)
 
-    def notebook(self, lesson: str) -> dict:
-        """The whole run of ``lesson``'s notebook (checks/kernel.py's done.json), started if need be."""
-        if self._shared is None:
-            raise RuntimeError("LiveRuns.share() first: a notebook runs beside the test processes")
-        return self._shared.notebook_done(lesson)
-
-
-class _Shared:
-    """The session's runs, in ``folder``, seen by every test process."""
-
-    def __init__(self, folder: Path, root: Path, live: LiveRuns):
-        self.folder, self.root, self.live = folder, root, live
-        self.folder.mkdir(parents=True, exist_ok=True)
-
-    @functools.cached_property
-    def in_notebook(self) -> dict[str, str]:
-        """Each snippet a lesson's notebook shows, and that lesson's name."""
-        return {
-            name: lesson.name
-            for lesson in with_notebooks(self.root)
-            for name in snippet_cells(build_notebook(self.root, lesson)[0])
-        }
-
-    def result(self, snippet: Snippet) -> runner.RunResult:
-        if (lesson := self.in_notebook.get(snippet.name)) is not None:
-            return self._from_notebook(lesson, snippet)
-        path = self.folder / "fresh" / result_file(snippet.name)
+    def _shared(self, snippet: Snippet, folder: Path) -> RunResult:
+        if self._in_notebook is None:
+            self._in_notebook = {
+                name: lesson.name
+                for lesson in with_notebooks(self.root)
+                for name in snippet_cells(build_notebook(self.root, lesson)[0])
+            }
+        if (lesson := self._in_notebook.get(snippet.name)) is not None:
+            if (path := self._wait(folder / "notebook" / lesson, result_file(snippet.name))).exists():
+                return load_result(path)
+            why = self.notebook(lesson).get("error") or "no output"
+            return RunResult(
+                Ending.ERROR, None, [], [f"the notebook's run ended before this cell: {why}"], 0.0
+            )
+        path = folder / "fresh" / result_file(snippet.name)
         with _locked(path.with_suffix(".lock")):  # one process runs it, the others wait here
             if not path.exists():
-                write_atomically(path, json.dumps(result_record(self.live.fresh(snippet))))
+                write_atomically(path, json.dumps(result_record(self.fresh(snippet))))
         return load_result(path)
 
-    def _start(self, lesson: str) -> Path:
-        """The lesson's notebook run folder; the run started by the first process to ask."""
-        where = self.folder / "notebook" / lesson
-        with _locked(where / "start.lock"):  # makes the folder
-            if not (where / "started").exists():
-                target = self.live.target
-                tmp = where / "tmp"
-                tmp.mkdir(exist_ok=True)
-                # The kernel, and every cell it runs, in the sandbox the recorder's runs get:
-                # its folder and temporary folder writable, the project read-only.
-                env = runner.target_env(target, where, self.live.compile_cache, self.live.threads)
-                cache = [self.live.compile_cache] if self.live.compile_cache else []
-                argv = [sys.executable, "-m", "recorded.checks.kernel", str(self.root), lesson, str(where)]
-                argv = sandbox.contained(argv, where, target.needs_device, cache)
-                with (where / "kernel.log").open("wb") as log:
-                    process = subprocess.Popen(
-                        self.live.limits.around(sys.executable, argv),
-                        cwd=where,
-                        env=env | {"TMPDIR": str(tmp), "HOME": str(tmp)},
-                        stdout=subprocess.DEVNULL,
-                        stderr=log,
-                        start_new_session=True,
-                    )
-                (where / "started").write_text(str(process.pid))
-        return where
+    def notebook(self, lesson: str) -> dict:
+        """The whole run of ``lesson``'s notebook (checks/kernel.py's done.json), started if need be."""
+        if self.folder is None:
+            raise RuntimeError("LiveRuns.share() first: a notebook runs beside the test processes")
+        return json.loads(self._wait(self.folder / "notebook" / lesson).read_text(encoding="utf-8"))
 
-    def _wait(self, lesson: str, name: str = "done.json") -> Path:
-        """The file ``name`` of the lesson's notebook run (started if need be), once it or done.json is."""
-        where = self._start(lesson)
+    def _wait(self, where: Path, name: str = "done.json") -> Path:
+        """The file ``name`` of the notebook run in ``where``, started if need be, once it or done.json is."""
+        self._start(where)
         pid = int((where / "started").read_text())
         while not (where / name).exists() and not (where / "done.json").exists():
             if not (where / "done.json").exists() and not _alive(pid):
                 log = (where / "kernel.log").read_text(errors="replace")[-3000:]
                 raise RuntimeError(f"the notebook run (checks/kernel.py) ended without a result:\n{log}")
-            time.sleep(POLL)
+            time.sleep(0.1)  # then look again for what the notebook's run makes
         return where / name
 
-    def _from_notebook(self, lesson: str, snippet: Snippet) -> runner.RunResult:
-        if (path := self._wait(lesson, result_file(snippet.name))).exists():
-            return load_result(path)
-        done = self.notebook_done(lesson)
-        why = f"the notebook's run ended before this cell: {done.get('error') or 'no output'}"
-        return runner.RunResult(Ending.ERROR, None, [], [why], 0.0)
-
-    def notebook_done(self, lesson: str) -> dict:
-        return json.loads(self._wait(lesson).read_text(encoding="utf-8"))
+    def _start(self, where: Path) -> None:
+        """Start the run of lesson ``where.name``'s notebook in ``where`` unless a process did."""
+        with _locked(where / "start.lock"):  # makes the folder
+            if (where / "started").exists():
+                return
+            (tmp := where / "tmp").mkdir(exist_ok=True)
+            # The kernel and its cells in the recorder's sandbox: the project read-only, this folder writable.
+            env = runner.target_env(self.target, where, self.compile_cache, self.threads)
+            argv = [sys.executable, "-m", "recorded.checks.kernel", str(self.root), where.name, str(where)]
+            cache = [self.compile_cache] if self.compile_cache else []
+            argv = sandbox.contained(argv, where, self.target.needs_device, cache)
+            with (where / "kernel.log").open("wb") as log:
+                process = subprocess.Popen(
+                    self.limits.around(sys.executable, argv),
+                    cwd=where,
+                    env=env | {"TMPDIR": str(tmp), "HOME": str(tmp)},
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    start_new_session=True,
+                )
+            (where / "started").write_text(str(process.pid))
 
 
 def result_file(snippet_name: str) -> str:
     return snippet_name.replace("/", "__") + ".json"
 
 
-def result_record(result: runner.RunResult) -> dict:
+def result_record(result: RunResult) -> dict:
     """A run's result as JSON data, without the snippet's source (the reader has it)."""
     return asdict(result) | {"source": ""}
 
 
-def load_result(path: Path) -> runner.RunResult:
-    return runner.RunResult(**json.loads(path.read_text(encoding="utf-8")) | {"source": b""})
+def load_result(path: Path) -> RunResult:
+    return RunResult(**json.loads(path.read_text(encoding="utf-8")) | {"source": b""})
 
 
 @contextlib.contextmanager
@@ -183,12 +154,9 @@ def _locked(path: Path) -> Iterator[None]:
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
+        # A finished child of this process that was not reaped yet is a zombie: not alive.
+        return os.waitpid(pid, os.WNOHANG)[0] == 0
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except (PermissionError, ChildProcessError):
         return True
-    # A finished child of this process that was not reaped yet is a zombie: not alive.
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    return True

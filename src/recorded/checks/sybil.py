@@ -1,11 +1,7 @@
-"""A Sybil parser for ``/// recorded`` blocks: every claim a page makes is tested, in one example per block.
-
-The recordings, by model/findings.py (the rule the site's warnings share): each readable, fresh where it
-must be (model/renewal.py; every target when RECORDINGS_STRICT=1, the release rule), ``expect`` lines in
-every shown recording and ``expect_on.<target>`` lines in that target's, in each run, and an emulated
-target's made on its host's machine. Then ``expect`` lines in a live run on this machine (checks/live.py),
-skipped, with the reason, for a snippet that needs hardware this machine lacks. The blocks are those
-blocks.read finds, as for the site and the notebook; one the tests cannot read fails, naming its line.
+"""A Sybil parser for ``/// recorded`` blocks: one example per block tests every claim it makes. First
+the recordings, by model/findings.py (the rule the site's warnings share; every target must be fresh when
+RECORDINGS_STRICT=1, the release rule), then ``expect`` in a live run here (checks/live.py), skipped with
+the reason where the snippet needs hardware this machine lacks.
 """
 
 from __future__ import annotations
@@ -38,8 +34,8 @@ class RecordedParser:
         self._renewal: renewal.Renewal | None = None  # what must be fresh here
 
     def __call__(self, document: Document):
-        # The blocks as the site and the notebook read them (blocks.read). One the tests cannot
-        # read is an example too, so that it fails rather than goes unchecked.
+        # The blocks as the site and the notebook read them; one the tests cannot read is an
+        # example too, so that it fails rather than goes unchecked.
         starts = [0, *itertools.accumulate(len(line) + 1 for line in document.text.split("\n"))]
         for found in blocks.read(document.text).blocks:
             start, body = starts[found.line - 1] + len(found.prefix), starts[found.line]
@@ -61,14 +57,10 @@ class RecordedParser:
             snippet = load(self.store.snippets_dir, spec.snippet, self.store.targets)
         except SnippetError as exc:
             return f"recorded block: {blocks.snippet_problem(exc, self.store.snippets_dir, spec.snippet)}"
-        page = _shown(Path(example.path))
-        # The body starts on the line after the header.
-        locate = lambda claim: (
-            f"{page}:{example.line + 1 + spec.claim_lines[claim]}" if claim in spec.claim_lines else page
-        )
+        page, body = _shown(Path(example.path)), example.line + 1  # the body starts after the header
+        locate = lambda c: f"{page}:{body + spec.claim_lines[c]}" if c in spec.claim_lines else page
         problems = self.recording_problems(spec, snippet, locate)
-        live_target = self.live.target
-        if not snippet.runs_on(live_target):
+        if not snippet.runs_on(self.live.target):
             if problems:
                 return escape.visible("\n\n".join(problems))
             raise unittest.SkipTest(
@@ -76,7 +68,7 @@ class RecordedParser:
                 f"lacks; its recordings were checked, the live run skipped"
             )
         result = self.live(snippet)
-        where = f"{snippet.name}, live run on this machine ({live_target.name})"
+        where = f"{snippet.name}, live run on this machine ({self.live.target.name})"
         if result.status is not Ending.OK:
             tail = "\n".join(f"  | {line}" for line in result.stderr[-15:])
             problems.append(f"{where}: {result.status} (exit code {result.exit_code})\n{tail}")
@@ -89,8 +81,7 @@ class RecordedParser:
         """What is wrong with the snippet's recordings for this block (model/findings.py, the
         rule the site shares), each problem naming the recording and the command that renews it."""
         if self._renewal is None:  # read once: the machine and the tree stay as they are for a session
-            strict = switched_on(os.environ.get("RECORDINGS_STRICT", ""))
-            self._renewal = renewal.of(self.store, strict)
+            self._renewal = renewal.of(self.store, switched_on(os.environ.get("RECORDINGS_STRICT", "")))
         problems = []
         for t in self.store.targets:
             standing = self.store.standing(snippet, t)
@@ -107,31 +98,23 @@ class RecordedParser:
             case findings.Invalid():
                 return [f"{where}: {found.reason}"]
             case findings.MustRenew():
-                return [
-                    f"{where}: {found.state.value} ({found.reason}); it must be fresh: {found.why}\n{fix}"
-                ]
+                must = f"{found.state.value} ({found.reason}); it must be fresh: {found.why}"
+                return [f"{where}: {must}\n{fix}"]
             case findings.OtherMachine():
-                host = found.host.name
+                host, differ = found.host.name, "; ".join(found.differences)
                 again = f"  fix: {self.store.settings.commands.record(name, host)}\n{fix}"
-                differ = "; ".join(found.differences)
-                said = (
-                    f"{where}: made on another machine than the {host} recording ({differ}), whose "
-                    f"machine an emulated target shares; re-record both on one machine\n{again}"
-                )
-                return [said]
+                said = f"made on another machine than the {host} recording ({differ}), whose machine"
+                return [f"{where}: {said} an emulated target shares; re-record both on one machine\n{again}"]
             case findings.NotPrinted():
                 if found.run_count > 1:
                     where = f"{where}, run {found.nth_run} of {found.run_count}"
-                printed = list(found.printed)
                 return [
-                    f"{where}:\n{claims.explain(list(g.claims), printed, list(g.found), locate)}"
+                    f"{where}:\n{claims.explain(list(g.claims), list(found.printed), list(g.found), locate)}"
                     for g in found.groups
                     if g.missing
                 ]
 
 
 def _shown(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return str(path)
+    whole = path.resolve()
+    return whole.relative_to(Path.cwd()).as_posix() if whole.is_relative_to(Path.cwd()) else str(path)

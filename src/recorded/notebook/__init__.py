@@ -1,5 +1,4 @@
-"""Each lesson's notebook, built from its pages and the recordings (build.py); the pages'
-Markdown made plain for Jupyter (prose.py)."""
+"""Each lesson's notebook, built from its pages (prose.py) and the recordings (build.py)."""
 
 from .build import build, notebook_path, render, snippet_cells, with_notebooks
 

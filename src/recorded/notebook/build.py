@@ -1,12 +1,10 @@
-"""A lesson as a Jupyter notebook, built from its pages and the recordings; it never runs a snippet.
+"""A lesson as a Jupyter notebook, built from its pages and recordings; it never runs a snippet.
 
-In the order of the lesson's ``pages``: each page's prose as Markdown cells, one per heading (prose.py),
-and each ``/// recorded`` block as a code cell with the snippet's code and, as its output, what the fresh
-recording on the notebook's target printed. So that the notebook runs top to bottom on any machine: a cell
-that needs a device starts with that device's guard, a cell magic defined in the first code cell, which
-prints why it skips; a snippet that spawns processes is written to a file and run from it (spawned
-processes import from the main module's file, which a cell lacks), in the fresh temporary folder the first
-code cell moves to. Cell ids hash each cell's place and content: the same inputs give the same bytes.
+Prose becomes Markdown cells (prose.py); a ``/// recorded`` block, a code cell with what the fresh
+recording on the notebook's target printed. To run top to bottom anywhere, a cell needing a device
+starts with its guard, a cell magic the first code cell defines; a snippet that spawns processes is
+written to a file and run from it (spawned processes import the main module's file, which a cell
+lacks). Cell ids hash each cell's place and content: the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -32,47 +30,43 @@ from .prose import Links, NotebookError, Part, anchor_heading, convert_markdown,
 
 #: The key, in a code cell's metadata, naming the snippet whose output the cell shows.
 METADATA = "recorded"
-_SPAWNS = re.compile(r"\bmultiprocessing\b|^if __name__ == [\"']__main__[\"']:", re.MULTILINE)
-
-
-def guard_source(device: Device) -> str:
-    """The cell magic that runs a cell only where ``device`` can be used."""
-    setup, expression = device.available_parts
-    setup = "".join(f"    {line}\n" for line in setup.splitlines()) + ("\n" if setup else "")
-    return f"""
-
-@register_cell_magic
-def {device.guard}(line, cell):
-{setup}    if not {expression}:
-        print({json.dumps(device.skip_message, ensure_ascii=False)})
-        return
-    if not get_ipython().run_cell(cell).success:
-        raise UsageError("this cell needs {device.name} and failed: its traceback is above.")"""
+_IMPORTS = "\nfrom IPython.core.error import UsageError\nfrom IPython.core.magic import register_cell_magic\n"
 
 
 def magic_cell(lesson: Lesson, guarded: list[Device]) -> str:
-    """The first code cell: a temporary working folder, and the guard of each device some cell needs."""
-    said = "".join(
-        f"# Cells that need {d.name} start with %%{d.guard}: without one they print why they\n"
-        "# skip instead of failing, so the notebook runs top to bottom on any machine.\n"
-        for d in guarded
-    )
-    imports = (
-        "\nfrom IPython.core.error import UsageError\nfrom IPython.core.magic import register_cell_magic\n"
-    )
+    """The first code cell: a temporary working folder, and for each device some cell needs its
+    guard, a cell magic that runs the cell only where the device can be used."""
+    said, guards = "", ""
+    for d in guarded:
+        said += (
+            f"# Cells that need {d.name} start with %%{d.guard}: without one they print why they\n"
+            "# skip instead of failing, so the notebook runs top to bottom on any machine.\n"
+        )
+        setup, expression = d.available_parts
+        setup = "".join(f"    {line}\n" for line in setup.splitlines()) + ("\n" if setup else "")
+        guards += f"""
+
+
+@register_cell_magic
+def {d.guard}(line, cell):
+{setup}    if not {expression}:
+        print({json.dumps(d.skip_message, ensure_ascii=False)})
+        return
+    if not get_ipython().run_cell(cell).success:
+        raise UsageError("this cell needs {d.name} and failed: its traceback is above.")"""
     return f'''\
 {said}import os
 import tempfile
-{imports if guarded else ""}
+{_IMPORTS if guarded else ""}
 # The notebook works in a fresh temporary folder, so the file one example is run from
 # (%%writefile, then %run) lands there and not in the folder you opened the notebook in.
 os.chdir(tempfile.mkdtemp(prefix="{lesson.slug}-"))
-print("working folder:", os.getcwd())''' + "".join("\n" + guard_source(d) for d in guarded)
+print("working folder:", os.getcwd()){guards}'''
 
 
 def spawns(source: str) -> bool:
     """Whether the code needs a real file as its main module (multiprocessing's spawn)."""
-    return bool(_SPAWNS.search(source))
+    return bool(re.search(r"\bmultiprocessing\b|^if __name__ == [\"']__main__[\"']:", source, re.MULTILINE))
 
 
 def _markdown(text: str) -> nbformat.NotebookNode:
@@ -88,42 +82,15 @@ def _code(source: str, outputs: list | None = None, snippet: str | None = None) 
 
 def snippet_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
     """Each snippet's name and the index of the cell that prints its output."""
-    return {
-        cell.metadata[METADATA]["snippet"]: index
-        for index, cell in enumerate(nb.cells)
-        if cell.cell_type == "code" and METADATA in cell.metadata
-    }
+    return {c.metadata[METADATA]["snippet"]: i for i, c in enumerate(nb.cells) if METADATA in c.metadata}
 
 
-def _machines_sentence(recordings: list, label: str) -> str:
-    machines: dict[str, list] = {}
-    for rec in recordings:
-        machines.setdefault(escape.markdown(describe.machine(rec.machine)), []).append(rec)
-    if not machines:
-        return f"No {label} recording was fresh when it was generated, so its code cells have no outputs."
-    bits = []
-    for name, recs in machines.items():
-        versions = ", ".join(
-            f"{lib} {escape.markdown(version)}"
-            for lib, key in (("Python", "python"), ("torch", "torch"), ("numpy", "numpy"))
-            if (version := recs[0].machine.version(key))
-        )
-        days = sorted({r.recorded_at[:10] for r in recs})
-        when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
-        bits.append(f"{name}, with {versions} ({when})")
-    return (
-        f"The outputs under the code cells are what each snippet printed on the {label} target, "
-        f"recorded on {'; and on '.join(bits)}."
-    )
-
-
-def notebook_target(store: Store, snippets: list[Snippet] | None = None) -> Target:
+def notebook_target(store: Store, snippets: list[Snippet]) -> Target:
     """Of the targets without a device, the first in tab order with a fresh recording of every
     snippet that runs on it (one machine, no cell without output); else the first of them."""
     cpus = [t for t in store.targets if not t.needs_device] or list(store.targets)
     shown = (State.FRESH, State.NOT_APPLICABLE)
-    whole = (t for t in cpus if snippets and all(store.standing(s, t).state in shown for s in snippets))
-    return next(whole, cpus[0])
+    return next((t for t in cpus if all(store.standing(s, t).state in shown for s in snippets)), cpus[0])
 
 
 def lesson_parts(site: Site, lesson: Lesson) -> list[Part]:
@@ -137,11 +104,9 @@ def lesson_parts(site: Site, lesson: Lesson) -> list[Part]:
         if site.pages and page not in site.pages:
             raise NotebookError(f"{said} mkdocs.yml's nav leaves out; add it to the nav.")
         cut = page_parts(page, path.read_text(encoding="utf-8"), lesson.notebook_skip.get(page, frozenset()))
-        anchor = Links.page_anchor(page)
-        if cut and cut[0].kind == "markdown":
-            cut[0].text = anchor_heading(cut[0].text, anchor)
-        else:
-            cut.insert(0, Part("markdown", f'<a id="{anchor}"></a>', page))
+        if not cut or cut[0].kind != "markdown":
+            cut.insert(0, Part("markdown", "", page))
+        cut[0].text = anchor_heading(cut[0].text, Links.page_anchor(page))
         parts.extend(cut)
     return parts
 
@@ -180,11 +145,9 @@ class _Body:
             ]
             self.used.append(rec)
         else:
-            command = self.store.settings.commands.record(snippet.name, self.shown.name)
-            self.problems.append(
-                f"{snippet.name}: no fresh {label} recording ({standing.reason}); run `{command}`."
-            )
-            note = f"*No fresh {label} recording of this cell ({standing.reason}), so it shows no output.*"
+            why, command = standing.reason, self.store.settings.commands.record(snippet.name, self.shown.name)
+            self.problems.append(f"{snippet.name}: no fresh {label} recording ({why}); run `{command}`.")
+            note = f"*No fresh {label} recording of this cell ({why}), so it shows no output.*"
         guard = f"%%{device.guard}\n" if device else ""
         if spawns(source):
             file = PurePosixPath(snippet.name).name
@@ -208,31 +171,49 @@ class _Body:
         other = next((t for t in self.store.targets if snippet.runs_on(t)), None)
         standing = self.store.standing(snippet, other) if other else None
         where = f"[on the lesson site]({url})" if url else "on the lesson site"
-        why_not = (
-            f"This cell needs {device.name}; without one it prints why it skips."
-            if device
-            else f"This cell does not run on {self.shown.label}."
-        )
+        why_not = f"This cell does not run on {self.shown.label}."
+        if device:
+            why_not = f"This cell needs {device.name}; without one it prints why it skips."
         if standing and standing.state is State.FRESH and standing.recording is not None:
             machine = escape.markdown(describe.machine(standing.recording.machine))
             return f"*{why_not} What it printed on {machine} is {where}.*"
         return f"*{why_not} It has not been recorded yet; when it is, its output will be {where}.*"
 
+    def machines(self) -> str:
+        """The sentence naming the machines, versions and days of the recordings shown."""
+        label = self.shown.label
+        by_machine: dict[str, list] = {}
+        for rec in self.used:
+            by_machine.setdefault(escape.markdown(describe.machine(rec.machine)), []).append(rec)
+        if not by_machine:
+            return f"No {label} recording was fresh when it was generated, so its code cells have no outputs."
+        bits = []
+        for name, recs in by_machine.items():
+            versions = ", ".join(
+                f"{lib} {escape.markdown(version)}"
+                for lib, key in (("Python", "python"), ("torch", "torch"), ("numpy", "numpy"))
+                if (version := recs[0].machine.version(key))
+            )
+            days = sorted({r.recorded_at[:10] for r in recs})
+            bits.append(f"{name}, with {versions} ({days[0]}{f' to {days[-1]}' if len(days) > 1 else ''})")
+        return (
+            f"The outputs under the code cells are what each snippet printed on the {label} target, "
+            f"recorded on {'; and on '.join(bits)}."
+        )
+
     def introduction(self, lesson: Lesson, snippets: list[Snippet]) -> str:
         """The title, one line, and the rest folded as the site folds its asides."""
         metadata = (parse_metadata(s.path.read_text(encoding="utf-8"), s.name) for s in snippets)
         needs = sorted({need for m in metadata for need in m.get("dependencies", [])})
-        needs_text = (
-            f"It needs {' and '.join(f'`{n}`' for n in needs)} (`pip install {' '.join(needs)}`)"
-            if needs
-            else "It needs only Python"
-        )
+        needs_text = "It needs only Python"
+        if needs:
+            needs_text = f"It needs {' and '.join(f'`{n}`' for n in needs)} (`pip install {' '.join(needs)}`)"
         return (
             f"# {lesson.title}\n\n*Generated from the lesson site (`{self.store.settings.commands.all}` "
             "writes it again: do not edit it by hand); "
             f"the outputs are as recorded on {escape.markdown(self.shown.label)}.*\n\n"
             "<details><summary>About this notebook</summary>\n\n"
-            + _machines_sentence(self.used, self.shown.label)
+            + self.machines()
             + "\n\nTo see what your own machine prints, "
             f'<a href="{PurePosixPath(lesson.notebook or "").name}" download>download the notebook</a> '
             f"from the lesson site and run it top to bottom in Jupyter. {needs_text}."
@@ -265,14 +246,9 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
             body.add(snippets[part.text], part.page)
     # The set-up cell runs first, but is read where the code starts, after the lesson's opening.
     first = next((i for i, c in enumerate(body.cells) if c.cell_type == "code"), len(body.cells))
-    cells = merge_markdown(
-        [
-            _markdown(body.introduction(lesson, list(snippets.values()))),
-            *body.cells[:first],
-            _code(magic_cell(lesson, body.guarded)),
-            *body.cells[first:],
-        ]
-    )
+    intro = _markdown(body.introduction(lesson, list(snippets.values())))
+    setup = _code(magic_cell(lesson, body.guarded))
+    cells = merge_markdown([intro, *body.cells[:first], setup, *body.cells[first:]])
     for index, cell in enumerate(cells):
         cell.id = hashlib.sha256(f"{index}\0{cell.cell_type}\0{cell.source}".encode()).hexdigest()[:16]
     # Made afresh for each notebook: running it (checks/kernel.py) rewrites its language_info.
@@ -291,10 +267,9 @@ def build(root: Path, lesson: Lesson) -> tuple[nbformat.NotebookNode, list[str]]
 
 
 def render(root: Path, lesson: Lesson) -> tuple[str, list[str]]:
-    """The notebook's file contents, byte for byte, and the problems found building it."""
+    """The notebook's file contents, byte for byte (nbformat.writes ends without a newline)."""
     nb, problems = build(root, lesson)
-    text = nbformat.writes(nb, version=4)
-    return (text if text.endswith("\n") else text + "\n"), problems
+    return nbformat.writes(nb) + "\n", problems
 
 
 def notebook_path(root: Path, lesson: Lesson) -> Path:

@@ -1,10 +1,7 @@
-"""Material-flavoured Markdown pages, cut into parts and made plain for a notebook's Markdown cells.
-
-A page becomes Markdown runs (a new one at each heading) and ``/// recorded`` blocks. Material-only
-syntax that Jupyter would show raw becomes plain Markdown: an admonition (``!!! tip "Title"``) a bold
-title line and its de-indented body, a collapsed one (``??? info``) a closed ``<details>`` as on the
-site, a figure a one-line note (the figures live on the site), a task list a plain list, and a link to
-another page of the notebook a link inside it (to a page outside it, the published address, if any).
+"""A page cut into parts (Markdown runs, a new one at each heading, and ``/// recorded`` blocks), and
+Material-only syntax made plain for Jupyter: an admonition a bold title and its body (a collapsed one a
+closed ``<details>``, as on the site), a figure a one-line note, a task list a plain list, and a link
+to a page of the notebook a link inside it (to another page, the published address, if any).
 """
 
 from __future__ import annotations
@@ -47,35 +44,33 @@ def page_parts(page: str, text: str, skip: frozenset[str] = frozenset()) -> list
     """A page cut into parts, leaving out the sections under a heading in ``skip``."""
     lines = text.splitlines()
     read = blocks.read(lines)  # the blocks and fences as the site and the tests read them
-    found = {b.line: b for b in read.blocks}
-    fenced = read.fenced()
+    found, fenced = {b.line: b for b in read.blocks}, read.fenced()
     parts: list[Part] = []
     run: list[str] = []
     skipping: int | None = None  # the level of the heading whose section is left out
+    end = 0  # the last line of the block last read
 
     def flush() -> None:
-        if run and any(line.strip() for line in run) and skipping is None:
+        if any(line.strip() for line in run) and skipping is None:
             parts.append(Part("markdown", "\n".join(run).strip("\n"), page))
         run.clear()
 
-    number = 0
-    while number < len(lines):
-        line = lines[number]
-        number += 1
+    for number, line in enumerate(lines, 1):
+        if number <= end:
+            continue
         if number not in fenced and (h := HEADING.match(line)):
             flush()
-            level = len(h.group(1))
-            if skipping is not None and level <= skipping:
+            if skipping is not None and len(h.group(1)) <= skipping:
                 skipping = None
             if skipping is None and h.group(2) in skip:
-                skipping = level
+                skipping = len(h.group(1))
         elif number not in fenced and (block := found.get(number)):
             if block.problem:
                 raise NotebookError(f"{page}:{number}: `/// recorded | {block.argument}`: {block.problem}")
             flush()
             if skipping is None:
                 parts.append(Part("snippet", block.argument, page, number))
-            number = block.end or len(lines)  # a block with no end has a problem, raised above
+            end = block.end or len(lines)  # a block with no end has a problem, raised above
             continue
         run.append(line)
     flush()
@@ -94,12 +89,8 @@ def merge_markdown(cells: list) -> list:
     """Join a Markdown cell into the one before it unless it starts with a heading."""
     merged: list = []
     for cell in cells:
-        if (
-            cell.cell_type == "markdown"
-            and merged
-            and merged[-1].cell_type == "markdown"
-            and not HEADING.match(cell.source.split("\n", 1)[0])
-        ):
+        joins = merged and merged[-1].cell_type == cell.cell_type == "markdown"
+        if joins and not HEADING.match(cell.source.split("\n", 1)[0]):
             merged[-1].source = merged[-1].source.rstrip("\n") + "\n\n" + cell.source
         else:
             merged.append(cell)
@@ -170,9 +161,8 @@ def convert_markdown(page: str, text: str, links: Links) -> str:
 
 
 def _admonition(a: re.Match[str], lines: list[str], i: int, page: str, links: Links) -> tuple[list[str], int]:
-    """The admonition whose header ``a`` matched, its body starting at ``lines[i]``, made plain;
-    and the index of the line after it."""
-    indent = len(a.group("indent")) + 4
+    """The admonition whose header ``a`` matched and body starts at ``lines[i]``, made plain; the next i."""
+    pad, indent = a["indent"], len(a["indent"]) + 4
     body: list[str] = []
     while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) >= indent):
         body.append(lines[i])
@@ -181,19 +171,14 @@ def _admonition(a: re.Match[str], lines: list[str], i: int, page: str, links: Li
     while body and not body[-1].strip():
         body.pop()
     title = a["title"] if a["title"] is not None else a["type"].replace("-", " ").capitalize()
-    pad = a.group("indent")
     dedented = [line[indent:] if line[:indent].strip() == "" else line.lstrip() for line in body]
-    inner = convert_markdown(page, "\n".join(dedented).strip("\n"), links)
-    out: list[str] = []
-    folded = a.group("marker") == "???"  # closed on the site: closed in the notebook too
-    if folded:
+    inner = [
+        f"{pad}{x}" if x else ""
+        for x in convert_markdown(page, "\n".join(dedented).strip("\n"), links).split("\n")
+    ]
+    if a["marker"] == "???":  # closed on the site: closed in the notebook too
         summary = html.escape(_LINK.sub(lambda m: m["text"], title or "Details"))
-        out += [f"{pad}<details><summary><b>{summary}</b></summary>", ""]
-    elif title:
-        out += [f"{pad}**{links.rewrite(page, title)}**", ""]
-    out += [f"{pad}{x}" if x else "" for x in inner.split("\n")]
-    if folded:
-        out += ["", f"{pad}</details>"]
-    if blank_after:
-        out.append("")
-    return out, i
+        out = [f"{pad}<details><summary><b>{summary}</b></summary>", "", *inner, "", f"{pad}</details>"]
+    else:
+        out = [f"{pad}**{links.rewrite(page, title)}**", "", *inner] if title else inner
+    return out + [""] * blank_after, i
