@@ -74,9 +74,6 @@ def do_record(
         items = plan(store, snippets, (t,))
         return [i for i in items if i.snippet.name in shard_of(t).names] if opts.shard else items
 
-    def keep(rec: Recording, written: bool) -> None:
-        made.extend([rec] if written else [])
-
     choice = choose(
         store.targets,
         opts.target,
@@ -95,53 +92,78 @@ def do_record(
             )
     work = [i for t in choice.chosen for i in to_run(items_for(t), opts.force)]
     fits = budget.fit(published, work, opts.runs or 1, opts.budget)
-    if fits.kept or fits.left:  # before the first run: how long the runs take, what a budget leaves out
-        guessed = f", {fits.guessed} never recorded counted as the longest" if fits.guessed else ""
-        targets = ", ".join(dict.fromkeys(i.target.name for i in fits.kept))
-        print(
-            f"to record: {len(fits.kept)} snippet{'s' * (len(fits.kept) != 1)} on {targets or 'no target'}, "
-            f"about {fits.seconds:.0f} s by the stored durations{guessed}"
-            + (f" (budget {opts.budget:g} s)" if opts.budget is not None else ""),
-            file=sys.stderr,
-        )
-    if fits.left:
-        left = "; ".join(f"{i.snippet.name} on {i.target}" for i in fits.left)
-        print(f"left for another machine, over the budget: {left}", file=sys.stderr)
+    _say_plan(fits, opts.budget)
     kept = {(i.snippet.name, i.target) for i in fits.kept}
     failed_runs = 0
     for target in choice.chosen:
         if opts.shard:
             say_shard(shard_of(target))
         work = [i for i in to_run(items_for(target), opts.force) if (i.snippet.name, i.target) in kept]
-        into = f" into {opts.out}" if opts.out else ""
         if not work and not opts.replace_machine:
-            skipped = sum(i.state is State.NOT_APPLICABLE for i in items_for(target))
-            print(
-                f"nothing to record on {target}: {len(items_for(target)) - skipped} fresh"
-                + (f", {skipped} not applicable" if skipped else "")
-                + (f" in {opts.out}" if opts.out else ""),
-                file=sys.stderr,
-            )
+            _say_nothing(opts, target, items_for(target))
             continue
-        before, failed = len(made), []
         try:
-            if opts.replace_machine:  # it writes the runs, all or none, once every one succeeded
-                made.extend(admit.replace_machine(store, snippets, target, partial(record_with, opts)))
-            else:
-                admits = partial(admit.admit, store, command=opts.command)
-                _, failed = record_with(opts, store, work, admits, keep)
+            failed = _record_on(opts, store, snippets, target, work, made)
         except admit.MachineRefused as exc:
             if choice.named:
                 raise
             print(f"skipped {target}: {exc}", file=sys.stderr)
             continue
-        print(
-            f"recorded {len(made) - before} of {len(work)} on {target}{into}"
-            + (f"; {len(failed)} failed" if failed else ""),
-            file=sys.stderr,
-        )
-        failed_runs += len(failed)
+        failed_runs += failed
         if failed and opts.fail_fast:
             break
     save_bundle(opts.bundle, made)
     return 1 if failed_runs else 0
+
+
+def _say_plan(fits: budget.Plan, seconds: float | None) -> None:
+    """Before the first run: how long the runs will take, and what a budget leaves out."""
+    if fits.kept or fits.left:
+        guessed = f", {fits.guessed} never recorded counted as the longest" if fits.guessed else ""
+        targets = ", ".join(dict.fromkeys(i.target.name for i in fits.kept))
+        print(
+            f"to record: {len(fits.kept)} snippet{'s' * (len(fits.kept) != 1)} on {targets or 'no target'}, "
+            f"about {fits.seconds:.0f} s by the stored durations{guessed}"
+            + (f" (budget {seconds:g} s)" if seconds is not None else ""),
+            file=sys.stderr,
+        )
+    if fits.left:
+        left = "; ".join(f"{i.snippet.name} on {i.target}" for i in fits.left)
+        print(f"left for another machine, over the budget: {left}", file=sys.stderr)
+
+
+def _say_nothing(opts: Options, target: Target, items: list[Standing]) -> None:
+    skipped = sum(i.state is State.NOT_APPLICABLE for i in items)
+    print(
+        f"nothing to record on {target}: {len(items) - skipped} fresh"
+        + (f", {skipped} not applicable" if skipped else "")
+        + (f" in {opts.out}" if opts.out else ""),
+        file=sys.stderr,
+    )
+
+
+def _record_on(
+    opts: Options,
+    store: Store,
+    snippets: list[Snippet],
+    target: Target,
+    work: list[Standing],
+    made: list[Recording],
+) -> int:
+    """Run one target's ``work`` (or its whole tab, with --replace-machine); how many runs failed."""
+
+    def keep(rec: Recording, written: bool) -> None:
+        made.extend([rec] if written else [])
+
+    before, failed = len(made), []
+    if opts.replace_machine:  # it writes the runs, all or none, once every one succeeded
+        made.extend(admit.replace_machine(store, snippets, target, partial(record_with, opts)))
+    else:
+        _, failed = record_with(opts, store, work, partial(admit.admit, store, command=opts.command), keep)
+    print(
+        f"recorded {len(made) - before} of {len(work)} on {target}"
+        + (f" into {opts.out}" if opts.out else "")
+        + (f"; {len(failed)} failed" if failed else ""),
+        file=sys.stderr,
+    )
+    return len(failed)

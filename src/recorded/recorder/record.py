@@ -6,7 +6,6 @@ never replaces a good recording; each recording is written at once, so an interr
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import hashlib
 import sys
 import tempfile
@@ -71,22 +70,12 @@ def record(
     out = out or sys.stderr
     session = _Session(store, other_load or busy_.other_load, refuse_busy, out)
 
-    @functools.cache
-    def machine_of(t: Target) -> Machine:
-        """Who records on ``t``, after its check proved the machine is what it claims."""
-        printed = runner.check(t)  # raises TargetCheckFailed: nothing is written
-        env = runner.target_env(t, Path(tempfile.gettempdir()))
-        info = this_machine.machine(store.root, env, device=t.device)
-        info["target"] = {"name": t.name, "description": t.description, "env": dict(t.env), "check": printed}
-        machine = Machine(info)
-        if admit:
-            admit(t, machine)  # raises before anything is recorded on t
-        return machine
-
+    machines: dict[Target, Machine] = {}
     made, failed = [], []
     for n, item in enumerate(items, 1):
         s, t = item.snippet, item.target
-        machine = machine_of(t)
+        if t not in machines:
+            machines[t] = _machine(store, t, admit)
         print(f"[{n}/{len(items)}] {s.name} {t.name}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
         started = dt.datetime.now(dt.UTC)
         # A timing snippet runs in several fresh processes: the spread between runs, which one run hides.
@@ -97,7 +86,7 @@ def record(
             if fail_fast and "changed files in the project" in refused:
                 break
             continue
-        rec = _recording(item, done, started, machine)
+        rec = _recording(item, done, started, machines[t])
         written = rec.ok or not (item.recording and item.recording.ok)
         if written:
             store.write(rec)
@@ -113,6 +102,19 @@ def record(
             if fail_fast:
                 break
     return made, failed
+
+
+def _machine(store: Store, t: Target, admit: Callable[[Target, Machine], None] | None) -> Machine:
+    """Who records on ``t``, after its check proved the machine is what it claims."""
+    printed = runner.check(t)  # raises TargetCheckFailed: nothing is written
+    info = this_machine.machine(
+        store.root, runner.target_env(t, Path(tempfile.gettempdir())), device=t.device
+    )
+    info["target"] = {"name": t.name, "description": t.description, "env": dict(t.env), "check": printed}
+    machine = Machine(info)
+    if admit:
+        admit(t, machine)  # raises before anything is recorded on t
+    return machine
 
 
 @dataclass
