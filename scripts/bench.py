@@ -393,15 +393,12 @@ def recording_budget(trees: list[Tree], work: Path) -> list[Figure]:
     store = Store(trees[0].root, out)
     for path in sorted(out.rglob("*.json")):
         rec = store.load(path)
-        seen: dict[str, int] = {}
-        for line in rec.stdout:
-            if (said := lines.verdict(line)) and said[1] in lines.TIMING_VERDICTS:
-                label, value = said
-                note = lines.runs_note(rec.outputs, value, label, seen.get(label, 0))
-                seen[label] = seen.get(label, 0) + 1
+        for _, line, nth in lines.scan(rec.stdout):
+            if line.kind == "verdict" and line.value in lines.TIMING_VERDICTS:
+                note = lines.runs_note(rec.outputs, line.value, line.label, nth)
                 total += 1
-                held += note.startswith(f"{value} in {len(rec.outputs)} of")
-                agreement.notes.append(f"{rec.snippet} on {rec.target}: {label}: {note}")
+                held += note.startswith(f"in {len(rec.outputs)} of")
+                agreement.notes.append(f"{rec.snippet} on {rec.target}: {line.label}: {line.value} {note}")
     agreement.value, agreement.unit, agreement.spread = held, f" of {total}", "-"
     return [fig, agreement]
 

@@ -25,7 +25,7 @@ from recorded.model import claims, escape, lines
 from recorded.model.files import locked
 from recorded.model.recording import Recording
 from recorded.model.store import Store
-from recorded.pages import blocks, verdict_table
+from recorded.pages import blocks, table_data
 from recorded.pages.site import read_site
 from recorded.recorder.bundles import import_bundle
 
@@ -53,10 +53,11 @@ def review(rec: Recording, shown: list[Shown]) -> tuple[bool, str]:
                     for claim, at in zip(group, found)
                     if at is None
                 ]
-    said = []
-    for label, value in [v for line in rec.stdout if (v := lines.verdict(line))]:
-        if value in lines.TIMING_VERDICTS:
-            said.append(f"{label}: {lines.runs_note(runs, value, label)}")
+    said = [
+        f"{line.label}: {line.value} {lines.runs_note(runs, line.value, line.label, nth)}"
+        for _, line, nth in lines.scan(rec.stdout)
+        if line.kind == "verdict" and line.value in lines.TIMING_VERDICTS
+    ]
     verdicts = f"; {', '.join(said)}" if said else ""
     if broken:
         return False, f"fails  {where}: {'; '.join(broken[:3])}" + (
@@ -76,7 +77,7 @@ def main(argv: list[str]) -> int:
     store = Store(ROOT)
     docs = read_site(ROOT).docs_dir
     by_snippet: dict[str, list[Shown]] = {}
-    for b in verdict_table.page_blocks(docs):
+    for b in table_data.page_blocks(docs):
         try:
             spec = blocks.parse(b.snippet, b.body, store.targets.names, b.line + 1)
         except blocks.BlockError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -14,7 +15,7 @@ from recorded.model import busy as rule
 from recorded.model.snippets import SnippetError, discover
 from recorded.model.store import Store
 from recorded.recorder import busy
-from recorded.recorder.record import plan, record, to_run
+from recorded.recorder.record import RunLimits, plan, record, to_run
 
 pytestmark = pytest.mark.usefixtures("fake_machine")
 
@@ -31,9 +32,8 @@ def run(store: Store, loads: list[float], refuse: bool, force: bool = False):
     figures = iter(loads)
     out = io.StringIO()
     items = to_run(plan(store, discover(store.snippets_dir), (store.targets["cpu"],)), force)
-    made, failed = record(
-        store, items, out=out, refuse_busy=refuse, other_load=lambda: (next(figures), "fake")
-    )
+    with mock.patch.object(busy, "other_load", lambda: (next(figures), "fake")):
+        made, failed = record(store, items, RunLimits(refuse_busy=refuse), out=out)
     return made, failed, out.getvalue()
 
 
@@ -140,14 +140,15 @@ def test_one_rule_says_busy_for_the_recorder_the_pages_and_compare(tmp_path, fig
     assert bool(busy_line(rec)) is too_busy
 
 
-def test_runs_one_after_another_share_the_window_between_them(tmp_path):
+def test_runs_one_after_another_share_the_window_between_them(tmp_path, monkeypatch):
     # Three fresh runs need four windows, not six: what was measured just after a run is how
     # busy the machine was just before the next.
     store = project(tmp_path)
     figures = iter([0.01, 0.02, 0.03, 0.04])
     items = to_run(plan(store, discover(store.snippets_dir), (store.targets["cpu"],)), False)
 
-    made, _ = record(store, items, out=io.StringIO(), runs=3, other_load=lambda: (next(figures), "fake"))
+    monkeypatch.setattr(busy, "other_load", lambda: (next(figures), "fake"))
+    made, _ = record(store, items, RunLimits(runs=3), out=io.StringIO())
 
     (rec,) = made
     windows = [run.busy for run in rec.runs]

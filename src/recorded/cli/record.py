@@ -13,7 +13,7 @@ from ..model.store import Standing, State, Store
 from ..recorder import admit, budget, shard
 from ..recorder.bundles import bundle_name, write_bundle
 from ..recorder.choose import ALL, choose
-from ..recorder.record import plan, record, to_run
+from ..recorder.record import RunLimits, plan, record, to_run
 from .options import Options, UsageError
 from .report import say_shard
 
@@ -47,16 +47,8 @@ def save_bundle(path: str | None, made: list[Recording]) -> None:
 
 def record_with(opts: Options, into: Store, work: list[Standing], admits=None, on_run=None):
     """``record`` with the options' limits; ``on_run(recording, written)`` after each snippet."""
-    return record(
-        into,
-        work,
-        opts.timeout,
-        opts.fail_fast,
-        on_run=on_run,
-        refuse_busy=opts.refuse_busy,
-        admit=admits,
-        runs=opts.runs or 1,
-    )
+    limits = RunLimits(opts.timeout, opts.fail_fast, opts.refuse_busy, opts.runs or 1)
+    return record(into, work, limits, on_run=on_run, admit=admits)
 
 
 def do_record(

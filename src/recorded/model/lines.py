@@ -9,6 +9,8 @@ such number, its value every such number, as printed.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 #: The lesson's three timing verdicts, and the answers to yes-or-no questions.
@@ -34,11 +36,11 @@ class Line:
     value: str
 
 
-def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
-    """The verdict and timing lines of one output by (kind, label, occurrence), to pair across machines."""
-    found: dict[tuple[str, str, int], Line] = {}
-    seen: dict[tuple[str, str], int] = {}
-    for raw in stdout:
+def scan(stdout: list[str]) -> Iterator[tuple[int, Line, int]]:
+    """The verdict and timing lines of one output, in order: (line number from 1, the line, its
+    occurrence: how many earlier lines have its kind and label)."""
+    seen: Counter[tuple[str, str]] = Counter()
+    for number, raw in enumerate(stdout, 1):
         text = raw.rstrip()
         if said := verdict(text):
             line = Line("verdict", *said)
@@ -49,10 +51,13 @@ def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
             line = Line("timing", label, " / ".join(t.group(0) for t in timings))
         else:
             continue
-        n = seen.get((line.kind, line.label), 0)
-        seen[(line.kind, line.label)] = n + 1
-        found[(line.kind, line.label, n)] = line
-    return found
+        yield number, line, seen[line.kind, line.label]
+        seen[line.kind, line.label] += 1
+
+
+def parse(stdout: list[str]) -> dict[tuple[str, str, int], Line]:
+    """The verdict and timing lines of one output by (kind, label, occurrence), to pair across machines."""
+    return {(line.kind, line.label, n): line for _, line, n in scan(stdout)}
 
 
 def shown_label(label: str, nth: int) -> str:
@@ -67,9 +72,9 @@ def answers(outputs: list[list[str]], label: str, nth: int = 0) -> list[str | No
 
 
 def runs_note(outputs: list[list[str]], value: str, label: str, nth: int = 0) -> str:
-    """How often the fresh runs gave ``value``: "faster in 3 of 3 runs", and what the others
-    said ("faster in 2 of 3 runs; within noise in 1")."""
+    """How often the fresh runs gave ``value`` on that verdict line: "in 3 of 3 runs", and what
+    the others said ("in 2 of 3 runs; within noise in 1")."""
     said = answers(outputs, label, nth)
     rest = sorted({a for a in said if a != value}, key=str)
     others = "; " + ", ".join(f"{a or 'not printed'} in {said.count(a)}" for a in rest) if rest else ""
-    return f"{value} in {said.count(value)} of {len(said)} run{'s' * (len(said) != 1)}{others}"
+    return f"in {said.count(value)} of {len(said)} run{'s' * (len(said) != 1)}{others}"

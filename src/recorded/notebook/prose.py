@@ -108,8 +108,7 @@ class Links:
 
     @staticmethod
     def page_anchor(page: str) -> str:
-        name = PurePosixPath(page).with_suffix("").as_posix().lower()
-        return "page-" + re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+        return "page-" + blocks.anchor(page.removesuffix(".md"))
 
     def rewrite(self, page: str, text: str) -> str:
         def one(m: re.Match[str]) -> str:

@@ -8,7 +8,6 @@ the page. Every text that came from a recording is escaped (model/escape.py).
 from __future__ import annotations
 
 import difflib
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -111,15 +110,11 @@ def _outputs(spec: blocks.Block, snippet: Snippet, shown: list[Standing], ctx: C
 def _output(rec: Recording, claimed: list[int]) -> str:
     """What a run printed, the claimed lines marked, and beside each timing verdict how many
     fresh runs gave it: "in 3 of 3 runs", or "in 2 of 3 runs; slower in 1"."""
-    notes: dict[int, str] = {}
-    seen: Counter[str] = Counter()  # verdict lines with each label so far
-    for number, said in enumerate(map(lines.verdict, rec.stdout), 1):
-        if said:
-            label, value = said
-            if value in lines.TIMING_VERDICTS:
-                note = lines.runs_note(rec.outputs, value, label, seen[label])
-                notes[number] = note.removeprefix(f"{value} ")
-            seen[label] += 1
+    notes = {
+        number: lines.runs_note(rec.outputs, line.value, line.label, n)
+        for number, line, n in lines.scan(rec.stdout)
+        if line.kind == "verdict" and line.value in lines.TIMING_VERDICTS
+    }
     out = markup.output_html(rec.stdout or ["(printed nothing)"], claimed, notes)
     if rec.stderr:  # a successful run's warnings: folded to one word, out of the reader's way
         out += f'<details class="recorded-stderr"><summary>stderr</summary>{markup.output_html(rec.stderr, [])}</details>'

@@ -21,7 +21,7 @@ from ..config.settings import switched_on
 from ..model import escape, renewal
 from ..model.snippets import SnippetError, load
 from ..model.store import Store
-from . import blocks, example, markup, tables, verdict_table
+from . import blocks, example, markup, table_data, tables
 from .site import read_site
 
 log = logging.getLogger("mkdocs.extensions.recorded")
@@ -219,7 +219,7 @@ def _project(root: Path) -> _Project:
         return known
     store, docs_dir = Store(root), read_site(root).docs_dir
     renewals = {strict: renewal.of(store, strict) for strict in (False, True)}
-    _projects[root] = _Project(stamp, store, docs_dir, verdict_table.recordings_page(docs_dir), renewals)
+    _projects[root] = _Project(stamp, store, docs_dir, table_data.recordings_page(docs_dir), renewals)
     return _projects[root]
 
 

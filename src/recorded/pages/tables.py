@@ -18,7 +18,7 @@ from ..config import targets as targets_
 from ..config.schema import Key
 from ..model import describe, escape, lines
 from ..model.store import Standing, Store
-from . import blocks, verdict_table
+from . import blocks, table_data
 
 log = logging.getLogger("mkdocs.extensions.recorded")
 
@@ -79,7 +79,7 @@ class _TableBlock(RawBlock):
         block.text = None
         store: Store = self.config["store"]
         problems: list[str] = []
-        items = verdict_table.entries(store, problems)
+        items = table_data.entries(store, problems)
         for problem in problems:
             log.warning(f"{self.config['page'].line_of(self.NAME)}: {problem}")
         self.fill(block, store, items)
@@ -96,17 +96,17 @@ class RecordingsBlock(_TableBlock):
 
     def fill(self, block: etree.Element, store: Store, items: list[Standing]) -> None:
         # Each snippet links to the first block showing it.
-        self.shown = {b.snippet: b.link for b in reversed(verdict_table.page_blocks(self.config["docs"]))}
+        self.shown = {b.snippet: b.link for b in reversed(table_data.page_blocks(self.config["docs"]))}
         for orphan in store.orphans():
             name = orphan.relative_to(store.root).as_posix()
             log.warning(f"{name} is a recording of no snippet (renamed or deleted?); delete it.")
-        _text(block, "p", verdict_table.totals(items), {"class": "recordings-totals"})
+        _text(block, "p", table_data.totals(items), {"class": "recordings-totals"})
         declared = lessons.load(store.root)
-        for lesson, rows in verdict_table.by_lesson(items, declared).items():
+        for lesson, rows in table_data.by_lesson(items, declared).items():
             _lesson_heading(block, "lesson-", lesson, declared)
             self.table(block, rows)
         _text(block, "h2", "Machines", {"id": "machines"})
-        for title, (m, made) in verdict_table.machines(items).items():
+        for title, (m, made) in table_data.machines(items).items():
             _text(block, "h3", title, {"id": describe.anchor(m)})
             recorded = ", ".join(t.label for t in store.targets if t in {e.target for e in made})
             features = ", ".join(describe.telling_features(m)) or "none of those listed"
@@ -137,14 +137,14 @@ class RecordingsBlock(_TableBlock):
 class MachineTableBlock(_TableBlock):
     """``/// machine-table``: each verdict line of each lesson (rows) beside each target
     (columns), linked to the block that explains it, then the machine behind each target.
-    See verdict_table.py for what counts as a verdict line."""
+    What counts as a verdict line: model/lines.py; the rows: table_data.py."""
 
     NAME = "machine-table"
     CSS_CLASS = "machine-table"
 
     def fill(self, block: etree.Element, store: Store, items: list[Standing]) -> None:
         declared = lessons.load(store.root)
-        tables = verdict_table.rows(store, self.config["docs"], items)
+        tables = table_data.rows(store, self.config["docs"], items)
         if not tables:
             _text(block, "p", "No snippet prints a verdict line yet.")
         for lesson, rows in tables.items():
@@ -155,7 +155,7 @@ class MachineTableBlock(_TableBlock):
             said = f"The tabs ran different PyTorch versions ({', '.join(torches)}): a difference between "
             _text(block, "p", said + "two columns may come from the version as well as from the machine.")
         facts = []
-        for t, seen in verdict_table.target_machines(store, items).items():
+        for t, seen in table_data.target_machines(store, items).items():
             text = f"{t.description}. "
             text += f"Recorded on {'; '.join(seen)}." if seen else "Not recorded yet on this kind of machine."
             change = describe.emulation(t, store.targets)
@@ -165,7 +165,7 @@ class MachineTableBlock(_TableBlock):
             facts.append((t.label, text))
         _facts(block, facts)
 
-    def table(self, parent: etree.Element, title: str, rows: list[verdict_table.Row]) -> None:
+    def table(self, parent: etree.Element, title: str, rows: list[table_data.Row]) -> None:
         store: Store = self.config["store"]
         here = posixpath.dirname(self.config["page"].name)
         # The columns are named as the tabs are, in a word or two: the table fits a page's column.
@@ -191,7 +191,7 @@ class MachineTableBlock(_TableBlock):
                 if cell.kind == "value":
                     kind += f" verdict-{cell.text.replace(' ', '-').lower()}"
                 td = _text(tr, "td", cell.text, {"class": kind + " verdict-earlier" * cell.earlier})
-                notes = (cell.runs.removeprefix("in "), verdict_table.EARLIER * cell.earlier)
+                notes = (cell.runs.removeprefix("in "), table_data.EARLIER * cell.earlier)
                 for note in filter(None, notes):  # each on a line of its own, smaller, under the value
                     etree.SubElement(td, "br")
                     _text(td, "span", note, {"class": "verdict-runs"})

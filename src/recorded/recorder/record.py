@@ -31,7 +31,6 @@ BUSY_RETRIES, BUSY_WAIT_S = 3, 2.0
 #: States that a plain (incremental) run brings up to date.
 TO_RECORD = {State.MISSING, State.STALE, State.FAILED, State.INVALID}
 
-OtherLoad = Callable[[], tuple[float, str] | None]
 Runs = list[tuple[RunResult, dict | None]]  #: an item's runs, each with how busy the machine was
 
 
@@ -50,25 +49,31 @@ def _eta(items: list[Standing]) -> str:
     return f" (ETA {sum(known):.0f} s)" if len(known) == len(items) and sum(known) >= 1 else ""
 
 
+@dataclass(frozen=True)
+class RunLimits:
+    """How ``record`` runs: each run's ``timeout`` (None: the snippet's own), whether to stop at the
+    first failure, to refuse rather than keep a run on a busy machine, and a timing snippet's ``runs``."""
+
+    timeout: float | None = None
+    fail_fast: bool = False
+    refuse_busy: bool = False
+    runs: int = 1
+
+
 def record(
     store: Store,
     items: list[Standing],
-    timeout: float | None = None,
-    fail_fast: bool = False,
+    limits: RunLimits = RunLimits(),
     out: TextIO | None = None,
     on_run: Callable[[Recording, bool], None] | None = None,
-    refuse_busy: bool = False,
-    other_load: OtherLoad | None = None,
     admit: Callable[[Target, Machine], None] | None = None,
-    runs: int = 1,
 ) -> tuple[list[Recording], list[Standing]]:
     """Run the items in order; returns the recordings made and the items that failed.
 
     A target's check must pass first (else TargetCheckFailed), and ``admit`` may refuse the machine
-    by raising. A timing snippet runs ``runs`` times (``refuse_busy``: a busy run is not kept).
-    ``on_run(recording, written)`` follows each recording, so a caller keeps it on Ctrl-C."""
+    by raising. ``on_run(recording, written)`` follows each recording, so a caller keeps it on Ctrl-C."""
     out = out or sys.stderr
-    session = _Session(store, other_load or busy_.other_load, refuse_busy, out)
+    session = _Session(store, limits.refuse_busy, out)
 
     machines: dict[Target, Machine] = {}
     made, failed = [], []
@@ -79,11 +84,13 @@ def record(
         print(f"[{n}/{len(items)}] {s.name} {t.name}{_eta(items[n - 1 :])} …", end="", flush=True, file=out)
         started = dt.datetime.now(dt.UTC)
         # A timing snippet runs in several fresh processes: the spread between runs, which one run hides.
-        done, refused = session.repeat(item, runs if s.timing else 1, timeout or s.timeout or DEFAULT_TIMEOUT)
+        done, refused = session.repeat(
+            item, limits.runs if s.timing else 1, limits.timeout or s.timeout or DEFAULT_TIMEOUT
+        )
         print(file=out, flush=True)
         if refused or not done:
             failed.append(item)
-            if fail_fast and "changed files in the project" in refused:
+            if limits.fail_fast and "changed files in the project" in refused:
                 break
             continue
         rec = _recording(item, done, started, machines[t])
@@ -99,7 +106,7 @@ def record(
             print(f"    {s.name} on {t.name}: {rec.status}, exit code {rec.exit_code}{kept}", file=out)
             for line in rec.stderr[-12:]:
                 print(f"    | {line}", file=out)
-            if fail_fast:
+            if limits.fail_fast:
                 break
     return made, failed
 
@@ -120,7 +127,6 @@ def _machine(store: Store, t: Target, admit: Callable[[Target, Machine], None] |
 @dataclass
 class _Session:
     store: Store
-    other_load: OtherLoad
     refuse_busy: bool
     out: TextIO
     #: How busy the machine was around the last run: its "after" is the next run's "before".
@@ -192,7 +198,7 @@ class _Session:
         return result, load, ""
 
     def measure(self, when: str) -> dict:
-        if (measured := self.other_load()) is None:
+        if (measured := busy_.other_load()) is None:
             return {when: None}
         share, how = measured
         return {when: round(share, 3), "how": how, "cpus": busy_.cpus()}

@@ -188,7 +188,7 @@ def _cell(entry: Standing, label: str, n: int) -> Cell:
     (value,) = answers([rec.stdout], label, n)
     if value is None:
         return Cell("not printed", "not-printed")
-    runs = runs_note(rec.outputs, value, label, n).removeprefix(f"{value} ")
+    runs = runs_note(rec.outputs, value, label, n)
     return Cell(value, "value", runs if value in TIMING_VERDICTS else "", entry.state is State.STALE)
 
 
