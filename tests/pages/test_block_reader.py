@@ -302,3 +302,14 @@ def test_expect_on_is_checked_against_the_configured_targets_by_default(project,
     assert blocks.parse("lesson/a.py", f'expect_on:\n  {name}:\n    - "x"\n').expect_on == {name: ("x",)}
     with pytest.raises(blocks.BlockError, match="unknown target"):
         blocks.parse("lesson/a.py", 'expect_on:\n  no-such-target:\n    - "x"\n')
+
+
+@pytest.mark.parametrize("loader", ["SafeLoader", "CSafeLoader"])
+def test_a_control_character_in_a_body_is_a_block_error_with_either_yaml_loader(monkeypatch, loader):
+    # The pure-Python loader refuses a control character as soon as it is made, libyaml's on reading.
+    if not hasattr(blocks.yaml, loader):
+        pytest.skip(f"this PyYAML has no {loader}")
+    monkeypatch.setattr(blocks, "_LOADER", getattr(blocks.yaml, loader))
+
+    with pytest.raises(blocks.BlockError, match="not valid YAML"):
+        blocks.parse("lesson/x.py", 'expect:\n  - "a\x07b"\n', ("cpu",), 10)

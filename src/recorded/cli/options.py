@@ -66,7 +66,8 @@ hardware runners in CI:
   {prog} --shard 2/3 --bundle part2.json
       the second of 3 shards, the same on every runner; the 3 cover every snippet exactly once
   {prog} --force --out scratch/ --bundle out/ --budget 420
-      every kind this machine is, into one bundle in out/, for 420 s at most (make device-record)
+      every kind this machine is, into one bundle in out/: the runs that fit 420 s by the stored
+      durations (make device-record)
   {prog} --import cpu.json other.json
       merge bundles, each all or nothing: one that is damaged, names an unknown snippet or target,
       or holds an older version of a snippet is refused; a failed run never replaces a good
@@ -82,7 +83,7 @@ refused (--import); 2 bad usage (nothing was run or written)
 
 #: Each option's help, by its dest (the short ones are where they are declared); argparse reflows it.
 HELP = {
-    "snippets": "snippet paths under snippets/ (default: all); each runs only if missing, stale or failed",
+    "snippets": "snippet paths under snippets/ (default: all); each runs only if missing, stale or failed, unless --force",
     "target": "a target of pyproject.toml, or several, comma-separated; 'all': each this machine can "
     "run (the default when recording); 'auto': the first of [tool.recorded] auto it can run (the default "
     "with --compare)",

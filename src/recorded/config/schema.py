@@ -41,6 +41,7 @@ class Key:
 
 def described(keys: dict[str, Key], means: dict[str, str]) -> dict[str, Key]:
     """``keys``, each with what it is for: a long table's ``means``, kept apart to read as one."""
+    assert keys.keys() == means.keys(), f"say once what each key is for: {keys.keys() ^ means.keys()}"
     return {name: dataclasses.replace(key, means=means[name]) for name, key in keys.items()}
 
 

@@ -199,7 +199,9 @@ def _entry(name: str, entry: object, where: str) -> Target:
     if emulated and host is None:
         raise TargetError(f'{shown} is emulated but names no host: add host = "<the target it runs on>".')
     if host and not emulated:
-        raise TargetError(f"{shown} names host {host!r} but is not emulated: add emulated = true or drop it.")
+        raise TargetError(
+            f"{shown} names host {host!r} but is not emulated: add emulated = true or drop host."
+        )
     if emulated and check is None:
         raise TargetError(f"{shown} is emulated and has no check: add one proving its limits took effect.")
     device = v["device"]

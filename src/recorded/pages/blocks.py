@@ -87,14 +87,17 @@ def parse(
     snippet = (argument or "").strip()
     if not snippet:
         raise BlockError("the header names no snippet; write `/// recorded | my_lesson/01_intro.py`.")
-    loader = _LOADER(body)  # one parse gives the data and the nodes (for the claims' lines)
-    try:
-        node = loader.get_single_node() if body.strip() else None
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        raise BlockError(_yaml_problem(exc, body, first_line)) from None
-    finally:
-        loader.dispose()
+    data = node = None
+    if body.strip():
+        try:  # the pure-Python loader reads (and may refuse) the body as soon as it is made
+            loader = _LOADER(body)  # one parse gives the data and the nodes (for the claims' lines)
+            try:
+                node = loader.get_single_node()
+                data = loader.construct_document(node) if node is not None else None
+            finally:
+                loader.dispose()
+        except yaml.YAMLError as exc:
+            raise BlockError(_yaml_problem(exc, body, first_line)) from None
     data = {} if data is None else data
     if not isinstance(data, dict):
         raise BlockError("its body must be YAML keys (expect:, expect_on:), not a bare value.")
@@ -233,7 +236,8 @@ def read(text: str | list[str]) -> Page:
                 (n, raw[len(prefix) :] if not raw[: len(prefix)].strip(" \t>") else raw.lstrip())
                 for n, raw in numbered
             )
-            for n, raw, in_fence in _with_fences(inner, fences):  # a fenced line cannot close it
+            # A fenced line cannot close it: superfences hides fenced lines from pymdownx.
+            for n, raw, in_fence in _with_fences(inner, fences):
                 if not in_fence and (e := _END.match(raw)) and len(e["slashes"]) == len(h["slashes"]):
                     end = n
                     break

@@ -3,7 +3,8 @@
 Standard library only. The recorder keeps every byte of the snippets and the stores, and the size
 and times of every other file. A run that changed anything is refused and the stores put back.
 Unsandboxed, ``.git`` and the build's ``.cache`` are watched too: a changed cache is removed (so
-nothing a snippet put there is rendered or run); a changed ``.git`` is named, for the user to check."""
+nothing a snippet put there is rendered or run); a changed ``.git`` cannot be put back, so it is
+named, for the user to check."""
 
 from __future__ import annotations
 

@@ -129,7 +129,8 @@ class _Session:
     store: Store
     refuse_busy: bool
     out: TextIO
-    #: How busy the machine was around the last run: its "after" is the next run's "before".
+    #: How busy the machine was around the last run: its "after" is the next run's "before", so
+    #: no window is measured twice.
     previous: dict | None = None
 
     def repeat(self, item: Standing, count: int, limit: float) -> tuple[Runs, str]:
