@@ -92,10 +92,13 @@ def table(
 
 def _head(s: Snippet, mine: Recording | None, why: str | None) -> list[str]:
     """A snippet's first lines: how its run here went."""
-    head = f"skipped here ({why})" if why else "not run here"
-    if mine and not why:
+    if why:
+        head = f"skipped here ({why})"
+    elif mine:
         runs = f"{len(mine.runs)} run{'s' * bool(mine.later_runs)}"
         head = f"{mine.status} here, {runs}, {mine.duration_s:.1f} s" + (" each" if mine.later_runs else "")
+    else:
+        head = "not run here"
     out = ["", textwrap.fill(f"{s.name}: {head}", WIDTH, subsequent_indent="  ")]
     out += [f"  {said}"] if mine and (said := busy_line(mine)) else []
     if mine and not mine.ok:

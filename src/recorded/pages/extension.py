@@ -105,8 +105,12 @@ _UNREAD = (
 class _WarnUnread(Treeprocessor):
     """pymdownx.blocks skips a block it cannot parse without a word: say so."""
 
+    def __init__(self, page: _Page):
+        super().__init__(page.md)
+        self.page = page
+
     def run(self, root: etree.Element) -> None:
-        page: _Page = self.md.preprocessors["recorded_headers"]
+        page = self.page
         for found in page.unread:
             # Nested or never closed: the reason every reader shares.
             said = f": {found.problem}" if found.problem else _UNREAD
@@ -168,7 +172,7 @@ class RecordedExtension(BlocksExtension):
         project = _project(Path(self.getConfig("root")).resolve())
         page = _Page(md, project.recordings_page)
         md.preprocessors.register(page, "recorded_headers", 40)
-        md.treeprocessors.register(_WarnUnread(md), "recorded_unread", 1)
+        md.treeprocessors.register(_WarnUnread(page), "recorded_unread", 1)
         strict = self.getConfig("strict")
         if isinstance(strict, str):  # from an environment variable via !ENV
             strict = switched_on(strict)

@@ -23,11 +23,16 @@ from . import blocks, table_data
 log = logging.getLogger("mkdocs.extensions.recorded")
 
 
+def _as_written(text: object) -> AtomicString:
+    """Text shown as written: an AtomicString, or Python-Markdown's inline patterns would read a
+    ``<script>`` in a table cell again as HTML."""
+    return AtomicString(escape.visible(text))
+
+
 def _text(parent: etree.Element, tag: str, text: object, attrs: dict | None = None) -> etree.Element:
-    """A child element holding ``text``, shown as written: an AtomicString, or Python-Markdown's
-    inline patterns would read a ``<script>`` in a table cell again as HTML."""
+    """A child element holding ``text``, shown as written."""
     element = etree.SubElement(parent, tag, attrs or {})
-    element.text = AtomicString(escape.visible(text))
+    element.text = _as_written(text)
     return element
 
 
@@ -108,7 +113,8 @@ class RecordingsBlock(_TableBlock):
         _text(block, "h2", "Machines", {"id": "machines"})
         for title, (m, made) in table_data.machines(items).items():
             _text(block, "h3", title, {"id": describe.anchor(m)})
-            recorded = ", ".join(t.label for t in store.targets if t in {e.target for e in made})
+            made_for = {e.target for e in made}
+            recorded = ", ".join(t.label for t in store.targets if t in made_for)
             features = ", ".join(describe.telling_features(m)) or "none of those listed"
             facts = {
                 "recorded": f"{len(made)} recordings, target {recorded}",
@@ -129,8 +135,10 @@ class RecordingsBlock(_TableBlock):
                 cell = etree.SubElement(cell, "a", {"href": page})
             _text(cell, "code", e.snippet.name)
             r = e.recording
-            run = (f"{r.duration_s:.1f} s", r.recorded_at[:10], describe.machine(r.machine)) if r else ()
-            for value in (e.target.label, e.state.value, *(run or ("",) * 3)):
+            run = (
+                (f"{r.duration_s:.1f} s", r.recorded_at[:10], describe.machine(r.machine)) if r else ("",) * 3
+            )
+            for value in (e.target.label, e.state.value, *run):
                 _text(row, "td", value)
 
 
@@ -212,8 +220,12 @@ class TargetSettingsBlock(RawBlock):
         for name, key in settings_rows(targets_.SCHEMA):
             term = etree.SubElement(listed, "dt")
             _text(term, "code", name)
-            said = "optional" if key.default in (None, [], {}) else f"default {str(key.default).lower()}"
-            said = "required" if key.required else said
+            if key.required:
+                said = "required"
+            elif key.default in (None, [], {}):
+                said = "optional"
+            else:
+                said = f"default {str(key.default).lower()}"
             _text(term, "span", f"{key.expected}; {said}", {"class": "target-settings-value"})
             with_code(etree.SubElement(listed, "dd"), key.means)
 
@@ -221,9 +233,9 @@ class TargetSettingsBlock(RawBlock):
 def with_code(cell: etree.Element, text: str) -> None:
     """``text`` into ``cell``, its `quoted` words as code (each still plain text)."""
     parts = text.split("`")
-    cell.text = AtomicString(escape.visible(parts[0]))
+    cell.text = _as_written(parts[0])
     for code, after in zip(parts[1::2], [*parts[2::2], ""], strict=False):
-        _text(cell, "code", code).tail = AtomicString(escape.visible(after))
+        _text(cell, "code", code).tail = _as_written(after)
 
 
 def settings_rows(schema: dict[str, Key], prefix: str = "") -> Iterator[tuple[str, Key]]:

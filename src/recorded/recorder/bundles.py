@@ -187,9 +187,11 @@ def _merge(store: Store, rec: Recording) -> Outcome:
     if stale and here and here.ok and here.of(snippet):
         return Outcome(rec, "refused", "stale: it would replace a fresh recording; the fresh one is kept")
     store.write(rec)
-    notes = [
-        "of an earlier version of the code (--allow-stale): shown labelled as such" if stale else "",
-        "" if rec.ok else f"a failed run ({rec.status}); no good recording was here",
-        f"replaces the recording from {here.recorded_at}" if here else "",
-    ]
-    return Outcome(rec, "imported", "; ".join(filter(None, notes)))
+    notes = []
+    if stale:
+        notes.append("of an earlier version of the code (--allow-stale): shown labelled as such")
+    if not rec.ok:
+        notes.append(f"a failed run ({rec.status}); no good recording was here")
+    if here:
+        notes.append(f"replaces the recording from {here.recorded_at}")
+    return Outcome(rec, "imported", "; ".join(notes))
