@@ -14,17 +14,17 @@ avx512_vpopcntdq avx512bw avx512cd avx512dq avx512er avx512f avx512ifma avx512pf
 avx_ne_convert avx_vnni avx_vnni_int8 bmi1 bmi2 bpext bts bus_lock_detect cat_l2 cat_l3 cdp_l2 cdp_l3 cldemote
 clflush clflushopt clwb clzero cmov cmp_legacy cmpccxadd constant_tsc cpb cpuid cpuid_fault cqm cqm_llc
 cqm_mbm_local cqm_mbm_total cqm_occup_llc cr8_legacy cx16 cx8 dca de decodeassists ds_cpl dtes64 dtherm enqcmd
-epb erms est extapic extd_apicid f16c flexpriority flushbyasid fma fma4 fpu fsgsbase fsrm fsrs fsrc fxsr
-fxsr_opt gfni hle ht hw_pstate hwp hwp_act_window hwp_epp hwp_notify hwp_pkg_req hypervisor ibpb ibrs
-ibrs_enhanced ibs ibt ida intel_ppin intel_pt invpcid invpcid_single irperf lahf_lm lbrv lm mba mca mce
+epb erms est extapic extd_apicid f16c flexpriority flush_l1d flushbyasid fma fma4 fpu fsgsbase fsrc fsrm fsrs
+fxsr fxsr_opt gfni hle ht hw_pstate hwp hwp_act_window hwp_epp hwp_notify hwp_pkg_req hypervisor ibpb ibrs
+ibrs_enhanced ibs ibt ida intel_ppin intel_pt invpcid invpcid_single irperf la57 lahf_lm lbrv lm mba mca mce
 md_clear misalignsse mmx mmxext monitor movbe movdir64b movdiri mpx msr mtrr mwaitx nonstop_tsc nopl npt
 nrip_save nx ospke osvw osxsave pae pat pausefilter pbe pcid pclmulqdq pconfig pdcm pdpe1gb perfctr_core
 perfctr_llc perfctr_nb pfthreshold pge pku pln pni popcnt prefetchi pse pse36 pts rdpid rdpru rdrand rdseed
 rdt_a rdtscp rep_good rtm sdbg sep serialize sev sev_es sgx sha_ni skinit smap smca sme smep smx
 split_lock_detect ss ssbd sse sse2 sse4_1 sse4_2 sse4a ssse3 stibp succor svm svm_lock syscall tbm tce tm tm2
 tme topoext tpr_shadow tsc tsc_adjust tsc_deadline_timer tsc_known_freq tsc_reliable tsc_scale tsxldtrk umip
-v_spec_ctrl v_vmsave_vmload vaes vgif vme vmcb_clean vmmcall vmx vnmi vpclmulqdq vpid waitpkg wbnoinvd wdt
-x2apic x2avic xgetbv1 xop xsave xsavec xsaveerptr xsaveopt xsaves xtopology xtpr
+user_shstk v_spec_ctrl v_vmsave_vmload vaes vgif vmcb_clean vme vmmcall vmx vnmi vpclmulqdq vpid waitpkg
+wbnoinvd wdt x2apic x2avic xgetbv1 xop xsave xsavec xsaveerptr xsaveopt xsaves xtopology xtpr
 """
 
 _ARM = """
