@@ -434,6 +434,10 @@ def test_replace_machine_rerecords_the_whole_tab_and_replaces_only_when_all_succ
     runs.clear()
     assert cli.main(["--target", "amx", "--replace-machine"], root=tmp_path) == 0
 
+    # The plan and the summary count the whole tab, its emulation included, not only what was stale.
+    err = capsys.readouterr().err
+    assert "to record: 4 snippets on amx, amx-limited" in err
+    assert "recorded 4 of 4 on amx, amx-limited" in err
     assert sorted(runs) == sorted(
         (s, t) for s in ("lesson/01_a.py", "lesson/02_b.py") for t in ("amx", "amx-limited")
     )

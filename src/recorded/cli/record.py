@@ -61,9 +61,11 @@ def do_record(
         assert opts.shard is not None
         return shard.take(published, snippets, t, opts.shard)
 
+    force = opts.force or opts.replace_machine  # a replaced tab is recorded whole, with its emulations
+
     @cache
     def items_for(t: Target) -> list[Standing]:
-        items = plan(store, snippets, (t,))
+        items = plan(store, snippets, store.targets.sharing(t) if opts.replace_machine else (t,))
         return [i for i in items if i.snippet.name in shard_of(t).names] if opts.shard else items
 
     choice = choose(
@@ -71,18 +73,18 @@ def do_record(
         opts.target,
         ALL,
         whole_machines=opts.replace_machine,
-        needed=lambda t: opts.replace_machine or bool(to_run(items_for(t), opts.force)),
+        needed=lambda t: opts.replace_machine or bool(to_run(items_for(t), force)),
     )
     if choice.named and choice.skipped:  # asked for by name: say so, and record nothing
         raise cannot(store, *choice.skipped[0])
     for target, problem in choice.skipped:
-        if work := to_run(items_for(target), opts.force):
+        if work := to_run(items_for(target), force):
             print(
                 f"skipped {target}: this machine cannot run it ({problem}); its {len(work)} missing "
                 "or stale recordings are left for a machine that can",
                 file=sys.stderr,
             )
-    work = [i for t in choice.chosen for i in to_run(items_for(t), opts.force)]
+    work = [i for t in choice.chosen for i in to_run(items_for(t), force)]
     fits = budget.fit(published, work, opts.runs or 1, opts.budget)
     _say_plan(fits, opts.budget)
     kept = {(i.snippet.name, i.target) for i in fits.kept}
@@ -90,7 +92,7 @@ def do_record(
     for target in choice.chosen:
         if opts.shard:
             say_shard(shard_of(target))
-        work = [i for i in to_run(items_for(target), opts.force) if (i.snippet.name, i.target) in kept]
+        work = [i for i in to_run(items_for(target), force) if (i.snippet.name, i.target) in kept]
         if not work and not opts.replace_machine:
             _say_nothing(opts, target, items_for(target))
             continue
@@ -152,8 +154,9 @@ def _record_on(
         made.extend(admit.replace_machine(store, snippets, target, partial(record_with, opts)))
     else:
         _, failed = record_with(opts, store, work, partial(admit.admit, store, command=opts.command), keep)
+    where = ", ".join(map(str, store.targets.sharing(target))) if opts.replace_machine else target
     print(
-        f"recorded {len(made) - before} of {len(work)} on {target}"
+        f"recorded {len(made) - before} of {len(work)} on {where}"
         + (f" into {opts.out}" if opts.out else "")
         + (f"; {len(failed)} failed" if failed else ""),
         file=sys.stderr,
