@@ -505,15 +505,19 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
         ],
         ["claimed only The lesson › Timing it", "not printed", "not printed", "not printed", "–"],
     ]
-    assert '<td class="verdict-value verdict-slower verdict-earlier">slower' in html
+    assert (
+        '<td class="verdict-value verdict-slower verdict-earlier" data-tab="Big CPU limited">slower' in html
+    )
+    # Each cell names its column, which a phone shows beside the value (a row is a list there).
+    assert re.findall(r'<td [^>]*data-tab="([^"]*)"', html) == head[1:] * 4
     assert re.search(
         r'<th scope="row"><code>fast here</code><br />\s*<a class="verdict-where" '
         r'href="lesson.md#lesson-02-time">The lesson › Timing it</a></th>',
         html,
     )
     assert (
-        '<td class="verdict-value verdict-faster">faster<br />\n<span class="verdict-runs">1 of 1 run</span></td>'
-        in html
+        '<td class="verdict-value verdict-faster" data-tab="Big CPU">faster<br />\n'
+        '<span class="verdict-runs">1 of 1 run</span></td>' in html
     )
     assert warnings() == []
 

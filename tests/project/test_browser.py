@@ -320,6 +320,30 @@ def test_choosing_a_gpu_tab_once_switches_every_output_that_has_one_and_is_kept_
     ), f"{page.url}, loaded afresh: {kept}"
 
 
+# On a phone these two tables stack each row instead of scrolling sideways (recorded.css).
+@pytest.mark.parametrize(("path", "table"), [("machines/", ".machine-table"), ("how-it-works/", ".file-map")])
+def test_a_wide_table_on_a_phone_fits_and_each_value_keeps_its_name(browser, base_url, path, table):
+    context = browser.new_context(viewport=PHONE)
+    page = context.new_page()
+    page.goto(base_url + path)
+    shown = page.eval_on_selector(
+        f"article {table} table",
+        """t => ({right: t.getBoundingClientRect().left + t.scrollWidth,
+                 room: document.documentElement.clientWidth,
+                 cells: [...t.querySelectorAll('tbody tr:first-child td')].map(td =>
+                   [td.getBoundingClientRect().left, getComputedStyle(td, '::before').content])})""",
+    )
+    context.close()
+    assert shown["right"] <= shown["room"], (
+        f"{path}: the table ends at {shown['right']} px of {shown['room']}"
+    )
+    lefts = {round(left) for left, _ in shown["cells"]}
+    assert len(lefts) == 1, f"{path}: a row's cells stand side by side: {shown['cells']}"
+    if table == ".machine-table":  # each value is named by its machine, as the tabs are
+        names = [content.strip('"') for _, content in shown["cells"]]
+        assert names == [*(t.tab for t in TARGETS), "Differs"], names
+
+
 def test_copy_button_copies_the_snippet_without_its_metadata_header(page, base_url):
     name = "making_it_fast/02_float16_limits.py"
     expected = strip_metadata((ROOT / "snippets" / name).read_text(encoding="utf-8"))

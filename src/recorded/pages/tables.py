@@ -193,17 +193,19 @@ class MachineTableBlock(_TableBlock):
                 _text(th, "a", row.block.where, {"href": href, "class": "verdict-where"})
             else:
                 _text(th, "span", f"{row.snippet} (on no page)", {"class": "verdict-where"})
-            for target in store.targets.names:
-                cell = row.cells[target]
+            for target in store.targets:
+                cell = row.cells[target.name]
                 kind = f"verdict-{cell.kind}"
                 if cell.kind == "value":
                     kind += f" verdict-{cell.text.replace(' ', '-').lower()}"
-                td = _text(tr, "td", cell.text, {"class": kind + " verdict-earlier" * cell.earlier})
+                # data-tab names the column where a phone shows each row as a list (recorded.css).
+                attrs = {"class": kind + " verdict-earlier" * cell.earlier, "data-tab": target.tab}
+                td = _text(tr, "td", cell.text, attrs)
                 notes = (cell.runs.removeprefix("in "), table_data.EARLIER * cell.earlier)
                 for note in filter(None, notes):  # each on a line of its own, smaller, under the value
                     etree.SubElement(td, "br")
                     _text(td, "span", note, {"class": "verdict-runs"})
-            _text(tr, "td", {True: "yes", False: "no", None: "–"}[changes])
+            _text(tr, "td", {True: "yes", False: "no", None: "–"}[changes], {"data-tab": columns[-1]})
 
 
 class TargetSettingsBlock(RawBlock):
