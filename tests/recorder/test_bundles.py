@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -294,6 +295,7 @@ def test_bundle_of_an_outdated_snippet_is_refused_as_a_whole(tmp_path, capsys):
     )
     assert "1 bundle: 0 imported, 0 unchanged, 1 refused, 1 not imported; 1 bundle refused as a whole" in out
     assert "import it as an earlier version's output with --allow-stale" in out
+    assert re.search(r"\(code sha256 [0-9a-f]{12}…, its code now has [0-9a-f]{12}…\)", out)
 
 
 def test_allow_stale_imports_an_outdated_recording_that_then_reads_as_stale(tmp_path, capsys):

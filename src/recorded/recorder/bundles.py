@@ -100,7 +100,8 @@ def _outcomes(store: Store, bundle: Bundle, allow_stale: bool) -> list[Outcome]:
             elif not rec.of(snippet) and not allow_stale:
                 why = (
                     f"outdated: recorded with an earlier version of the snippet's code (code sha256 "
-                    f"{(rec.code_sha256 or 'unknown')[:12]}…, its code now has {snippet.code_sha256()[:12]}…); "
+                    f"{rec.code_sha256[:12] + '…' if rec.code_sha256 else 'unknown'}, its code now has "
+                    f"{snippet.code_sha256()[:12]}…); "
                     "re-record it, or import it as an earlier version's output with --allow-stale"
                 )
         seen.add((rec.snippet, rec.target))
