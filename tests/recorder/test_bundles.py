@@ -536,6 +536,8 @@ def test_one_refused_bundle_does_not_stop_the_next(tmp_path, capsys):
         (["--list", "--import", "{tmp}/b.json"], "not allowed with argument"),
         (["--compare", "--check"], "not allowed with argument"),
         (["--allow-stale"], "--allow-stale goes with --import"),
+        (["--target", "cpu", "--replace-machine", "--budget", "60"], "drop --budget and --shard"),
+        (["--target", "cpu", "--replace-machine", "--shard", "1/2"], "drop --budget and --shard"),
     ],
     ids=[
         "missing-file",
@@ -548,6 +550,8 @@ def test_one_refused_bundle_does_not_stop_the_next(tmp_path, capsys):
         "list-import",
         "compare-check",
         "allow-stale-alone",
+        "replace-budget",
+        "replace-shard",
     ],
 )
 def test_usage_errors_exit_2_and_change_nothing(tmp_path, runs, capsys, argv, message):

@@ -189,5 +189,7 @@ def _refuse_combinations(p: argparse.ArgumentParser, args: argparse.Namespace) -
         p.error("--import takes bundle files only; the snippets they hold are imported")
     if args.replace_machine and (args.target in (None, "all", "auto") or args.snippets):
         p.error("--replace-machine takes --target NAME and no snippets: it re-records every snippet")
+    if args.replace_machine and (args.budget is not None or args.shard):
+        p.error("--replace-machine re-records a whole tab on one machine; drop --budget and --shard")
     if args.files and args.shard:
         p.error("--shard goes with recording, --compare, --check or --list, not with --import")
