@@ -100,8 +100,10 @@ class LiveRuns:
         """The file ``name`` of the notebook run in ``where``, started if need be, once it or done.json is."""
         self._start(where)
         pid = int((where / "started").read_text())
-        while not (where / name).exists() and not (where / "done.json").exists():
-            if not (where / "done.json").exists() and not _alive(pid):
+        done = (where / name, where / "done.json")
+        while not any(f.exists() for f in done):
+            # Results looked for again after the liveness test: a run may write one and exit between.
+            if not _alive(pid) and not any(f.exists() for f in done):
                 log = (where / "kernel.log").read_text(errors="replace")[-3000:]
                 raise RuntimeError(f"the notebook run (checks/kernel.py) ended without a result:\n{log}")
             time.sleep(0.1)  # then look again for what the notebook's run makes
