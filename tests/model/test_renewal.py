@@ -92,15 +92,15 @@ def test_what_must_be_fresh_where():
     plain = targets.Target("small", "Small", frozenset({"cpu"}), "d")
     required = targets.Target("req", "Req", frozenset({"cpu"}), "d", required=True)
     mine = Renewal(here=frozenset({"small"}), recorded=frozenset({"small"}), changed=frozenset({"a.py"}))
-    assert mine.must(plain, "a.py")  # changed here, this machine is the kind, and the kind holds recordings
-    assert not mine.must(plain, "b.py")  # somebody else's change: a note
-    assert not Renewal(here=frozenset({"small"}), changed=frozenset({"a.py"})).must(
+    assert mine.why(plain, "a.py")  # changed here, this machine is the kind, and the kind holds recordings
+    assert not mine.why(plain, "b.py")  # somebody else's change: a note
+    assert not Renewal(here=frozenset({"small"}), changed=frozenset({"a.py"})).why(
         plain, "a.py"
     )  # never recorded
-    assert not Renewal(recorded=frozenset({"small"}), changed=frozenset({"a.py"})).must(
+    assert not Renewal(recorded=frozenset({"small"}), changed=frozenset({"a.py"})).why(
         plain, "a.py"
     )  # another kind
-    assert Renewal().must(required, "b.py") and Renewal(strict=True).must(plain, "b.py")
+    assert Renewal().why(required, "b.py") and Renewal(strict=True).why(plain, "b.py")
     assert "changed here and this machine is small" in mine.why(plain, "a.py")
     assert mine.why(plain, "b.py") == ""
 

@@ -31,10 +31,6 @@ class Renewal:
     changed: frozenset[str] | None = None
     root: Path | None = None
 
-    def must(self, target: Target, snippet: str) -> bool:
-        """Whether a missing, stale or failed recording of ``snippet`` on ``target`` is an error."""
-        return target.required or self.strict or self.yours(target, snippet)
-
     def yours(self, target: Target, snippet: str) -> bool:
         """Whether the person at this machine changed the snippet and can renew this kind."""
         return target.name in self.here and target.name in self.recorded and snippet in self._changed
@@ -46,7 +42,8 @@ class Renewal:
         return changed_snippets(self.root) if self.root is not None else frozenset()
 
     def why(self, target: Target, snippet: str) -> str:
-        """Why it must be fresh, in words, for a message; "" when it need not be."""
+        """Why a missing, stale or failed recording of ``snippet`` on ``target`` is an error, in
+        words; "" where it is only a note."""
         if self.yours(target, snippet):
             return f"{snippet} changed here and this machine is {target.name}"
         if target.required:
@@ -69,11 +66,12 @@ def kinds_here(targets: Targets) -> list[str]:
     return [t.name for t in targets if t.name in {n.strip() for n in named.split(",")}]
 
 
-def _git(root: Path, *args: str) -> str | None:
+def git(root: Path, *args: str) -> str | None:
+    """What ``git args`` prints in ``root``; None where it fails (no git, not a repository)."""
     command = ["git", "-C", str(root), *args]
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # reading only: no index refresh written into .git
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False, env=env)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -81,17 +79,17 @@ def _git(root: Path, *args: str) -> str | None:
 
 def changed_snippets(root: Path) -> frozenset[str]:
     """The snippets changed in this working tree since the commit it started from (none outside git)."""
-    if _git(root, "rev-parse", "--is-inside-work-tree") is None:
+    if git(root, "rev-parse", "--is-inside-work-tree") is None:
         return frozenset()
-    bases = (_git(root, "merge-base", "HEAD", upstream) for upstream in ("@{upstream}", "origin/HEAD"))
+    bases = (git(root, "merge-base", "HEAD", upstream) for upstream in ("@{upstream}", "origin/HEAD"))
     base = next((found.strip() for found in bases if found is not None), None)
-    if base is None and _git(root, "rev-parse", "--verify", "--quiet", "HEAD") is not None:
+    if base is None and git(root, "rev-parse", "--verify", "--quiet", "HEAD") is not None:
         base = "HEAD"
     if base is None:  # no commit yet: every snippet is new
-        listed = _git(root, "ls-files", "--cached", "--others", "--exclude-standard", "--", "snippets")
+        listed = git(root, "ls-files", "--cached", "--others", "--exclude-standard", "--", "snippets")
     else:
-        diffed = _git(root, "diff", "--relative", "--name-only", "--no-renames", base, "--", "snippets")
-        new = _git(root, "ls-files", "--others", "--exclude-standard", "--", "snippets")
+        diffed = git(root, "diff", "--relative", "--name-only", "--no-renames", base, "--", "snippets")
+        new = git(root, "ls-files", "--others", "--exclude-standard", "--", "snippets")
         listed = None if diffed is None or new is None else diffed + new
     if listed is None:
         return frozenset()

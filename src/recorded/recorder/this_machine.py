@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..config import targets
 from ..config.devices import Device
-from ..model import machines
+from ..model import machines, renewal
 from . import runner
 
 # Read the versions from the installed packages' metadata, which takes milliseconds where
@@ -69,24 +69,14 @@ def probe(env: dict[str, str], device: Device | None = None) -> dict:
     return info
 
 
-def _git(root: Path, *args: str) -> str | None:
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")  # asking writes nothing into .git
-    try:
-        return subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=60, check=True, env=env
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 def machine(root: Path, env: dict[str, str], device: Device | None = None) -> dict:
     info = probe(env, device)
     try:
         flags = targets.load(root).flags
     except targets.TargetError:
         flags = ()
-    commit = _git(root, "rev-parse", "HEAD")
-    status = _git(root, "status", "--porcelain", "--untracked-files=no")
+    commit = renewal.git(root, "rev-parse", "HEAD")
+    status = renewal.git(root, "status", "--porcelain", "--untracked-files=no")
     return {
         "os": platform.platform(),
         "cpu": machines.this_cpu(flags),
