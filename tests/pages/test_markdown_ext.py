@@ -325,6 +325,8 @@ def test_the_recordings_page_has_a_table_per_lesson_under_its_title(project, war
         ("machines", "Machines"),
     ]
     tables = re.findall(r"<table>.*?</table>", html, re.DOTALL)
+    assert "<code>zeta/<wbr />01_<wbr />z.py</code>" in tables[0]  # a name breaks after / and _ only
+    tables = [table.replace("<wbr />", "") for table in tables]
     assert len(tables) == 2 and "zeta/01_z.py" in tables[0] and "alpha/01_a.py" in tables[1]
     assert "2 recordings, target CPU<" in html  # each machine says which tabs it recorded
     assert warnings() == []
@@ -506,17 +508,17 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
         ["claimed only The lesson › Timing it", "not printed", "not printed", "not printed", "–"],
     ]
     assert (
-        '<td class="verdict-value verdict-slower verdict-earlier" data-tab="Big CPU limited">slower' in html
+        '<td class="verdict-value verdict-slower verdict-earlier" data-column="Big CPU limited">slower' in html
     )
     # Each cell names its column, which a phone shows beside the value (a row is a list there).
-    assert re.findall(r'<td [^>]*data-tab="([^"]*)"', html) == head[1:] * 4
+    assert re.findall(r'<td [^>]*data-column="([^"]*)"', html) == head[1:] * 4
     assert re.search(
         r'<th scope="row"><code>fast here</code><br />\s*<a class="verdict-where" '
         r'href="lesson.md#lesson-02-time">The lesson › Timing it</a></th>',
         html,
     )
     assert (
-        '<td class="verdict-value verdict-faster" data-tab="Big CPU">faster<br />\n'
+        '<td class="verdict-value verdict-faster" data-column="Big CPU">faster<br />\n'
         '<span class="verdict-runs">1 of 1 run</span></td>' in html
     )
     assert warnings() == []

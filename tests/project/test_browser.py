@@ -320,8 +320,15 @@ def test_choosing_a_gpu_tab_once_switches_every_output_that_has_one_and_is_kept_
     ), f"{page.url}, loaded afresh: {kept}"
 
 
-# On a phone these two tables stack each row instead of scrolling sideways (recorded.css).
-@pytest.mark.parametrize(("path", "table"), [("machines/", ".machine-table"), ("how-it-works/", ".file-map")])
+# On a phone these tables stack each row instead of scrolling sideways (recorded.css).
+@pytest.mark.parametrize(
+    ("path", "table"),
+    [
+        ("machines/", ".machine-table"),
+        ("how-it-works/", ".file-map"),
+        ("recordings/", ".recordings-inventory"),
+    ],
+)
 def test_a_wide_table_on_a_phone_fits_and_each_value_keeps_its_name(browser, base_url, path, table):
     context = browser.new_context(viewport=PHONE)
     page = context.new_page()
@@ -339,9 +346,11 @@ def test_a_wide_table_on_a_phone_fits_and_each_value_keeps_its_name(browser, bas
     )
     lefts = {round(left) for left, _ in shown["cells"]}
     assert len(lefts) == 1, f"{path}: a row's cells stand side by side: {shown['cells']}"
+    names = [content.strip('"') for _, content in shown["cells"]]
     if table == ".machine-table":  # each value is named by its machine, as the tabs are
-        names = [content.strip('"') for _, content in shown["cells"]]
         assert names == [*(t.tab for t in TARGETS), "Differs"], names
+    if table == ".recordings-inventory":  # under the snippet, each value named by its column
+        assert names == ["none", "target", "state", "run time", "recorded", "machine"], names
 
 
 def test_copy_button_copies_the_snippet_without_its_metadata_header(page, base_url):

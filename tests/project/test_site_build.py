@@ -186,7 +186,7 @@ def test_the_machine_table_page_is_built_in_the_nav_with_linked_rows(throwaway_s
         ("verdict-changes", "faster here", "../lesson/#lesson-02-speed"),
     ]
     assert (
-        '<td class="verdict-value verdict-slower" data-tab="Big CPU limited">slower<br />\n'
+        '<td class="verdict-value verdict-slower" data-column="Big CPU limited">slower<br />\n'
         '<span class="verdict-runs">1 of 1 run</span></td>' in table
     )
 

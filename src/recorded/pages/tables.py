@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 import xml.etree.ElementTree as etree
 from collections.abc import Iterable, Iterator
 
@@ -127,19 +128,24 @@ class RecordingsBlock(_TableBlock):
             _facts(block, facts.items())
 
     def table(self, parent: etree.Element, items: list[Standing]) -> None:
-        body = _table(parent, ["snippet", "target", "state", "run time", "recorded", "machine"], {})
+        columns = ["snippet", "target", "state", "run time", "recorded", "machine"]
+        body = _table(parent, columns, {})
         for e in items:
             row = etree.SubElement(body, "tr", {"class": f"state-{e.state.name.lower()}"})
             cell = etree.SubElement(row, "td")
             if page := self.shown.get(e.snippet.name):
                 cell = etree.SubElement(cell, "a", {"href": page})
-            _text(cell, "code", e.snippet.name)
+            # A long name breaks only after a / or _, never inside a word (recorded.css).
+            first, *rest = re.split(r"(?<=[/_])", e.snippet.name)
+            code = _text(cell, "code", first)
+            for piece in rest:
+                etree.SubElement(code, "wbr").tail = _as_written(piece)
             r = e.recording
             run = (
                 (f"{r.duration_s:.1f} s", r.recorded_at[:10], describe.machine(r.machine)) if r else ("",) * 3
             )
-            for value in (e.target.label, e.state.value, *run):
-                _text(row, "td", value)
+            for value, column in zip((e.target.label, e.state.value, *run), columns[1:], strict=True):
+                _text(row, "td", value, {"data-column": column})
 
 
 class MachineTableBlock(_TableBlock):
@@ -198,14 +204,14 @@ class MachineTableBlock(_TableBlock):
                 kind = f"verdict-{cell.kind}"
                 if cell.kind == "value":
                     kind += f" verdict-{cell.text.replace(' ', '-').lower()}"
-                # data-tab names the column where a phone shows each row as a list (recorded.css).
-                attrs = {"class": kind + " verdict-earlier" * cell.earlier, "data-tab": target.tab}
+                # data-column names the value where a phone shows each row as a list (recorded.css).
+                attrs = {"class": kind + " verdict-earlier" * cell.earlier, "data-column": target.tab}
                 td = _text(tr, "td", cell.text, attrs)
                 notes = (cell.runs.removeprefix("in "), table_data.EARLIER * cell.earlier)
                 for note in filter(None, notes):  # each on a line of its own, smaller, under the value
                     etree.SubElement(td, "br")
                     _text(td, "span", note, {"class": "verdict-runs"})
-            _text(tr, "td", {True: "yes", False: "no", None: "–"}[changes], {"data-tab": columns[-1]})
+            _text(tr, "td", {True: "yes", False: "no", None: "–"}[changes], {"data-column": columns[-1]})
 
 
 class TargetSettingsBlock(RawBlock):
