@@ -508,7 +508,8 @@ def test_the_machine_table_sets_each_verdict_line_beside_each_target(three, warn
         ["claimed only The lesson › Timing it", "not printed", "not printed", "not printed", "–"],
     ]
     assert (
-        '<td class="verdict-value verdict-slower verdict-earlier" data-column="Big CPU limited">slower' in html
+        '<td class="verdict-value verdict-slower verdict-earlier" data-column="Big CPU limited">slower'
+        in html
     )
     # Each cell names its column, which a phone shows beside the value (a row is a list there).
     assert re.findall(r'<td [^>]*data-column="([^"]*)"', html) == head[1:] * 4
