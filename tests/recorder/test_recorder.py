@@ -963,6 +963,7 @@ BAD_METADATA = {
     "tool not a table": ('# tool = "recorded"\n', "[tool.recorded] must be a table"),
     "timeout zero": ("# [tool.recorded]\n# timeout = 0\n", "timeout must be a positive number"),
     "timeout text": ('# [tool.recorded]\n# timeout = "10"\n', "timeout must be a positive number"),
+    "dependencies a string": ('# dependencies = "torch"\n', "dependencies must be a list of strings"),
 }
 
 
@@ -1009,6 +1010,7 @@ def test_well_formed_metadata_is_read_and_hidden_from_readers(tmp_path):
     snippet = load(tmp_path / "snippets", "lesson/01_gpu.py")
 
     assert snippet.requires == {"cuda"} and snippet.timeout == 600.0
+    assert snippet.dependencies == ("torch",)
     assert [t.name for t in Store(tmp_path).targets if snippet.runs_on(t)] == ["cuda"]
     assert snippet.display_source() == 'print("gpu")\n'
 

@@ -36,6 +36,7 @@ class Snippet:
     timeout: float | None = None
     #: It times something: the recorder measures how busy the machine was around its run.
     timing: bool = False
+    dependencies: tuple[str, ...] = ()  #: what its header says it needs installed (PEP 723)
 
     def runs_on(self, target: Target) -> bool:
         return self.requires <= target.provides
@@ -204,7 +205,13 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise SnippetError(f"{pure}: cannot be read ({why}); snippets are UTF-8 Python files.") from None
-    tool = parse_metadata(source, where=str(pure)).get("tool", {})
+    metadata = parse_metadata(source, where=str(pure))
+    needs = metadata.get("dependencies", [])
+    if not isinstance(needs, list) or not all(isinstance(n, str) for n in needs):
+        raise SnippetError(
+            f'{pure}: its header\'s dependencies must be a list of strings, such as ["torch"].'
+        )
+    tool = metadata.get("tool", {})
     if isinstance(tool, dict) and "record-runs" in tool:
         raise SnippetError(f"{pure}: its header's [tool.record-runs] is now [tool.{TOOL}]: rename it.")
     tool = tool.get(TOOL, {}) if isinstance(tool, dict) else tool
@@ -234,7 +241,8 @@ def load(snippets_dir: Path, name: str, known: Targets | None = None) -> Snippet
         raise SnippetError(f"{pure}: [tool.recorded] timeout must be a positive number of seconds.")
     if not isinstance(timing := tool.get("timing", False), bool):
         raise SnippetError(f"{pure}: [tool.recorded] timing must be true or false, got {timing!r}.")
-    return Snippet(str(pure), path, frozenset(requires), None if timeout is None else float(timeout), timing)
+    seconds = None if timeout is None else float(timeout)
+    return Snippet(str(pure), path, frozenset(requires), seconds, timing, tuple(needs))
 
 
 def discover(

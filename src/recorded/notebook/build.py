@@ -22,7 +22,7 @@ from ..config.lessons import Lesson
 from ..config.lessons import load as load_lessons
 from ..config.targets import Target
 from ..model import describe, escape
-from ..model.snippets import Snippet, load, parse_metadata
+from ..model.snippets import Snippet, load
 from ..model.store import State, Store
 from ..pages import blocks
 from ..pages.site import Site, read_site
@@ -203,8 +203,7 @@ class _Body:
 
     def introduction(self, lesson: Lesson, snippets: list[Snippet]) -> str:
         """The title, one line, and the rest folded as the site folds its asides."""
-        metadata = (parse_metadata(s.path.read_text(encoding="utf-8"), s.name) for s in snippets)
-        needs = sorted({need for m in metadata for need in m.get("dependencies", [])})
+        needs = sorted({need for s in snippets for need in s.dependencies})
         needs_text = "It needs only Python"
         if needs:
             needs_text = f"It needs {' and '.join(f'`{n}`' for n in needs)} (`pip install {' '.join(needs)}`)"
