@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ..model.escape import visible
 from ..model.store import Store
-from ..recorder.bundles import Report, import_bundle
+from ..recorder.bundles import Action, Report, import_bundle
 from .options import Options, UsageError
 
 #: The most outcome lines one bundle's report shows: a screenful; the rest are counted.
@@ -22,7 +22,7 @@ def do_import(opts: Options, store: Store) -> int:
         if not Path(name).is_file():
             hint = " (--import takes bundle files only, not snippets)" if name.endswith(".py") else ""
             raise UsageError(f"--import {name}: no such file{hint}. Nothing was imported.")
-    counts = Counter({"imported": 0, "unchanged": 0, "refused": 0})
+    counts = Counter({Action.IMPORTED: 0, Action.UNCHANGED: 0, Action.REFUSED: 0})
     whole = refused = 0
     for name in opts.files:
         report = import_bundle(store, Path(name), opts.allow_stale, opts.max_bundle_mb)
@@ -53,12 +53,13 @@ def show(report: Report, out: TextIO) -> None:
     say(f"{report.path}: {n} recording{'s' * (n != 1)}, made {b.created_at} on {who}")
     if report.error:
         say(f"  {report.error}")
-    ordered = sorted(report.outcomes, key=lambda o: o.action != "refused")  # why nothing was imported, first
+    # why nothing was imported, first
+    ordered = sorted(report.outcomes, key=lambda o: o.action is not Action.REFUSED)
     for o in ordered[:SHOWN]:
         say(
-            f"  {o.action:<12} {o.recording.snippet} on {o.recording.target}"
+            f"  {o.action.value:<12} {o.recording.snippet} on {o.recording.target}"
             + (f": {o.why}" if o.why else "")
         )
     if left := ordered[SHOWN:]:
-        refused = sum(o.action == "refused" for o in left)
+        refused = sum(o.action is Action.REFUSED for o in left)
         say(f"  … and {len(left)} more recording{'s' * (len(left) != 1)} ({refused} of them refused)")

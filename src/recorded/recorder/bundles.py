@@ -8,6 +8,7 @@ a failed run never replaces a good one, nor a stale one a fresh one."""
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import re
 from dataclasses import dataclass, field
@@ -56,10 +57,19 @@ def write_bundle(path: Path, recordings: list[Recording]) -> Path:
     return path
 
 
+class Action(enum.StrEnum):
+    """What importing did with one recording of a bundle; its value is what the report prints."""
+
+    IMPORTED = "imported"
+    UNCHANGED = "unchanged"
+    REFUSED = "refused"
+    NOT_IMPORTED = "not imported"  # its bundle was refused
+
+
 @dataclass
 class Outcome:
     recording: Recording
-    action: str  # imported, unchanged, refused, or "not imported" (its bundle was refused)
+    action: Action
     why: str = ""
 
 
@@ -72,11 +82,11 @@ class Report:
 
     @property
     def refused(self) -> bool:
-        return bool(self.error) or any(o.action == "refused" for o in self.outcomes)
+        return bool(self.error) or any(o.action is Action.REFUSED for o in self.outcomes)
 
 
 def _outcomes(store: Store, bundle: Bundle, allow_stale: bool) -> list[Outcome]:
-    """Each recording, "refused" with why when it refuses the whole bundle, else "not imported"."""
+    """Each recording, refused with why when it refuses the whole bundle, else not imported."""
     outcomes, seen = [], set()
     for rec in bundle.recordings:
         why = ""
@@ -105,7 +115,7 @@ def _outcomes(store: Store, bundle: Bundle, allow_stale: bool) -> list[Outcome]:
                     "re-record it, or import it as an earlier version's output with --allow-stale"
                 )
         seen.add((rec.snippet, rec.target))
-        outcomes.append(Outcome(rec, "refused" if why else "not imported", why))
+        outcomes.append(Outcome(rec, Action.REFUSED if why else Action.NOT_IMPORTED, why))
     if not any(o.why for o in outcomes):
         _one_machine(store, bundle, outcomes)
     return outcomes
@@ -140,7 +150,7 @@ def _one_machine(store: Store, bundle: Bundle, outcomes: list[Outcome]) -> None:
             where, other = store.shown(here[0]), here[1]
         else:
             continue
-        o.action = "refused"
+        o.action = Action.REFUSED
         o.why = (
             f"{bundle.path}: {rec.snippet} on {rec.target} comes from {rec.machine.identity}, "
             f"but {where} has {admit.names(store.targets.sharing(target))} from "
@@ -158,7 +168,7 @@ def import_bundle(
     except BundleError as exc:
         return Report(Path(path), None, error=str(exc))
     outcomes = _outcomes(store, bundle, allow_stale)
-    if n := sum(o.action == "refused" for o in outcomes):
+    if n := sum(o.action is Action.REFUSED for o in outcomes):
         error = (
             f"{path}: refused, nothing imported: {n} recording{'s' * (n != 1)} cannot be imported (below)."
         )
@@ -175,7 +185,7 @@ def _merge(store: Store, rec: Recording) -> Outcome:
     """Write one checked recording, unless the file here holds those bytes or a better recording."""
     with contextlib.suppress(OSError):
         if store.path(rec.snippet, rec.target).read_bytes() == rec.to_json().encode("utf-8"):
-            return Outcome(rec, "unchanged", "already here, byte for byte")
+            return Outcome(rec, Action.UNCHANGED, "already here, byte for byte")
     snippet = load(store.snippets_dir, rec.snippet, store.targets)
     stale = not rec.of(snippet)
     try:
@@ -184,9 +194,10 @@ def _merge(store: Store, rec: Recording) -> Outcome:
         here = None  # an unreadable file here is replaced
     if here and here.ok and not rec.ok:
         why = f"a failed run ({rec.status}, exit code {rec.exit_code}) never replaces the good recording here"
-        return Outcome(rec, "refused", f"{why}, from {here.recorded_at}")
+        return Outcome(rec, Action.REFUSED, f"{why}, from {here.recorded_at}")
     if stale and here and here.ok and here.of(snippet):
-        return Outcome(rec, "refused", "stale: it would replace a fresh recording; the fresh one is kept")
+        why = "stale: it would replace a fresh recording; the fresh one is kept"
+        return Outcome(rec, Action.REFUSED, why)
     store.write(rec)
     notes = []
     if stale:
@@ -195,4 +206,4 @@ def _merge(store: Store, rec: Recording) -> Outcome:
         notes.append(f"a failed run ({rec.status}); no good recording was here")
     if here:
         notes.append(f"replaces the recording from {here.recorded_at}")
-    return Outcome(rec, "imported", "; ".join(notes))
+    return Outcome(rec, Action.IMPORTED, "; ".join(notes))
